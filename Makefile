@@ -1,0 +1,41 @@
+# keeptime: one Makefile for every part of the repository.
+#
+#   make bench   the main job: compare every way of waiting on this machine
+#   make test    everything CI checks: formatting, lints, tests, spec vectors
+#
+# Each front end adds its own targets in mk/<part>.mk, appending to
+# TEST_TARGETS (and BENCH_TARGETS where it has a benchmark), so parts can be
+# worked on without touching each other's rules.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+CARGO ?= cargo
+
+TEST_TARGETS := test-rust
+BENCH_TARGETS :=
+
+.PHONY: all test bench bench-peers test-rust fmt lint clean
+all: test
+
+include $(sort $(wildcard mk/*.mk))
+
+test: $(TEST_TARGETS)
+	@echo "make test: all parts passed ($(TEST_TARGETS))"
+
+test-rust:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) test --workspace --locked
+
+# The core's side-by-side comparison with std::thread::sleep, a pure spin and
+# the spin_sleep crate (issue 2's benchmark).
+bench-peers:
+	$(CARGO) bench --locked -p keeptime --bench peers
+
+bench: $(if $(BENCH_TARGETS),$(BENCH_TARGETS),bench-peers)
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

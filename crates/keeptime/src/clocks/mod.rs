@@ -1,0 +1,1 @@
+//! Clock and timer inspection: what the machine's clocks and timers really do.

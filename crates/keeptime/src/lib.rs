@@ -1,0 +1,112 @@
+//! # keeptime
+//!
+//! Precise waiting: the accuracy of a spin at the CPU cost of a sleep.
+//!
+//! On Linux a plain 100 µs `std::thread::sleep` takes ~155 µs (50 µs of timer
+//! slack plus the wake-up); a busy loop is exact but burns a core. keeptime
+//! waits in the OS with an absolute deadline until a *learned* margin before
+//! the deadline, then spins the last few microseconds:
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! keeptime::sleep(Duration::from_micros(100));          // 100 µs, to a fraction of a µs
+//! let deadline = Instant::now() + Duration::from_millis(2);
+//! keeptime::sleep_until(deadline);                      // never before `deadline`
+//! assert!(Instant::now() >= deadline);
+//!
+//! let mut ticker = keeptime::Ticker::new(Duration::from_millis(1))?; // 1 kHz, no drift
+//! for tick in ticker.by_ref().take(5) {
+//!     let _ = (tick.index, tick.lateness, tick.skipped);
+//! }
+//!
+//! let mut s = keeptime::Sleeper::builder().mode(keeptime::Mode::Efficient).build();
+//! s.sleep(Duration::from_micros(500));                   // no spin; may end a few µs early
+//! # Ok::<(), keeptime::Error>(())
+//! ```
+//!
+//! ## The contract
+//!
+//! * [`sleep_until`] never returns before its deadline on the monotonic clock
+//!   (`CLOCK_MONOTONIC`, the clock of [`Instant`](std::time::Instant)), and
+//!   returns as soon after it as it can; [`sleep`] is `sleep_until(now + d)`.
+//!   [`Mode::Efficient`] is the one, explicitly named, exception.
+//! * OS waits use an absolute deadline (`clock_nanosleep` with `TIMER_ABSTIME`
+//!   on Linux; `std::thread::sleep` elsewhere), so a signal (EINTR) resumes
+//!   toward the same deadline and nothing accumulates.
+//! * The margin is learned online from observed overshoot, per thread for the
+//!   free functions and per [`Sleeper`] otherwise ([`estimate`], `spec/estimator.md`).
+//! * Waiting threads get a 1 ns Linux timer slack ([`SleeperBuilder::timer_slack`] opts out).
+//! * At most one thread per CPU spins at a time in the whole process; the
+//!   others finish with an OS wait, so many sleepers on few cores never
+//!   snowball into everyone spinning.
+//! * Durations past the clock's range saturate to an effectively unbounded
+//!   wait; nothing panics on any input.
+//!
+//! ## Testing code that waits
+//!
+//! Every decision goes through the [`Platform`] trait; [`sim::SimPlatform`]
+//! simulates time with scripted OS overshoots, for keeptime's tests and yours.
+
+#![warn(missing_docs)]
+
+pub mod clocks;
+mod error;
+pub mod estimate;
+pub mod os;
+mod platform;
+pub mod sim;
+mod sleep;
+mod sys;
+mod ticker;
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+pub use error::Error;
+pub use estimate::MarginEstimator;
+pub use platform::{Platform, System};
+pub use sleep::{
+    plan_efficient, plan_exact, Interrupted, Mode, Sleeper, SleeperBuilder, INTERRUPT_POLL_NS,
+    LONG_BUCKET, MIN_OS_WAIT_NS, SPIN_YIELD_AFTER_NS, SPLIT_NS,
+};
+pub use sys::OsWake;
+pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};
+
+thread_local! {
+    static THREAD_SLEEPER: RefCell<Sleeper> = RefCell::new(Sleeper::new());
+}
+
+/// Sleeps for `duration`, precisely: never less, typically well under a
+/// microsecond more. Uses this thread's own [`Sleeper`] in [`Mode::Exact`].
+///
+/// `Duration::MAX` (or anything past the clock's range) saturates to an
+/// effectively unbounded wait; it never panics.
+///
+/// Cost: about the CPU time of the learned margin (a few µs) per call, plus
+/// one or two OS waits.
+pub fn sleep(duration: Duration) {
+    with_thread_sleeper(|s| s.sleep(duration));
+}
+
+/// Sleeps until `deadline`, precisely: never before it. A deadline in the past
+/// returns at once (after one clock read).
+pub fn sleep_until(deadline: Instant) {
+    with_thread_sleeper(|s| s.sleep_until(deadline));
+}
+
+/// Sleeps until `deadline_ns` on the monotonic clock ([`os::monotonic_ns`];
+/// `CLOCK_MONOTONIC` nanoseconds on Linux) and returns the first clock reading
+/// after the deadline.
+pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> u64 {
+    with_thread_sleeper(|s| s.sleep_until_ns(deadline_ns))
+}
+
+fn with_thread_sleeper<R>(f: impl FnOnce(&mut Sleeper) -> R) -> R {
+    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        // Only reachable if a sleep is started from within a sleep on the same
+        // thread (e.g. from a signal handler); use a fresh sleeper rather than panic.
+        Err(_) => f(&mut Sleeper::new()),
+    })
+}

@@ -1,0 +1,412 @@
+//! Fixed-rate ticking on an absolute schedule: deadlines `start + k·period`,
+//! never accumulated from "now", so a ticker does not drift however late the
+//! loop body runs. Specified in `spec/ticker.md`.
+
+use crate::platform::{duration_ns, Platform, System};
+use crate::sleep::{Interrupted, Sleeper, SleeperBuilder};
+use crate::Error;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// What a [`Ticker`] does when `tick()` is called after the next deadline
+/// already passed (the loop body overran).
+///
+/// Timelines for a 10 ms period (deadlines at 10, 20, 30, … ms) where the
+/// loop body after tick #2 overran from 20 ms to 47 ms; `#k@t` means tick()
+/// returned slot `k` at `t` ms:
+///
+/// ```text
+/// deadlines  10   20   30   40   50   60   70
+///                 |--- body overruns ---|47
+/// Skip       #1@10 #2@20  #4@47 (skipped 1, lateness 7)  #5@50  #6@60   phase kept
+/// Burst      #1@10 #2@20  #3@47 #4@47 (lateness 17, 7)   #5@50  #6@60   every slot served
+/// Delay      #1@10 #2@20  #3@47 (lateness 17)  #4@57  #5@67  #6@77      rate kept, phase shifted
+/// ```
+///
+/// Precisely, with tick `k` due at `d_k` and `tick()` called at `now > d_k`:
+/// * **Skip** delivers at once the latest slot `j` with `d_j <= now`, reports
+///   `skipped = j - k` slots that were never delivered, and continues with
+///   `d_{j+1}`: the phase of the schedule is kept and there is never more than
+///   one late tick in a row. This is the default because a control or audio
+///   loop that fell behind wants the *current* slot, not a burst of stale
+///   ones, and must not drift.
+/// * **Burst** delivers slot `k` at once and keeps every later deadline: the
+///   ticker catches up by returning immediately until it is back on time.
+///   Right when every slot must be processed (counting, sampling).
+/// * **Delay** delivers slot `k` at once and restarts the schedule from now:
+///   `d_{k+1} = now + period`. The rate is kept, the phase is not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum MissedTicks {
+    /// Deliver missed slots immediately, one per call, until caught up.
+    Burst,
+    /// Deliver the late slot now and shift the schedule to start from now.
+    Delay,
+    /// Deliver the latest passed slot now, drop the ones before it (default).
+    #[default]
+    Skip,
+}
+
+impl fmt::Display for MissedTicks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MissedTicks::Burst => "burst",
+            MissedTicks::Delay => "delay",
+            MissedTicks::Skip => "skip",
+        })
+    }
+}
+
+impl std::str::FromStr for MissedTicks {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s.to_ascii_lowercase().as_str() {
+            "burst" => Ok(MissedTicks::Burst),
+            "delay" => Ok(MissedTicks::Delay),
+            "skip" => Ok(MissedTicks::Skip),
+            _ => Err(Error::UnknownPolicy(s.to_owned())),
+        }
+    }
+}
+
+/// One tick of a [`Ticker`], in platform nanoseconds (see [`Tick`] for the
+/// `Instant` form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TickNs {
+    /// Slot number `k` (the first tick is 1): scheduled at `start + k·period`
+    /// (for [`MissedTicks::Delay`], counted from the latest restart).
+    pub index: u64,
+    /// The deadline of this slot.
+    pub scheduled_ns: u64,
+    /// How long after `scheduled_ns` the tick was delivered (0 if earlier,
+    /// which only [`Mode::Efficient`](crate::Mode::Efficient) can do).
+    pub lateness_ns: u64,
+    /// Slots dropped just before this one ([`MissedTicks::Skip`] only).
+    pub skipped: u64,
+}
+
+/// One tick of a [`Ticker`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tick {
+    /// Slot number `k` (the first tick is 1): scheduled at `start + k·period`.
+    pub index: u64,
+    /// When this slot was due.
+    pub scheduled: Instant,
+    /// How long after `scheduled` the tick was delivered.
+    pub lateness: Duration,
+    /// Slots dropped just before this one ([`MissedTicks::Skip`] only).
+    pub skipped: u64,
+}
+
+/// Counters of a [`Ticker`] since it was created.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TickerStats {
+    /// Ticks delivered.
+    pub ticks: u64,
+    /// Deadlines that had passed when `tick()` was called: late deliveries
+    /// plus skipped slots.
+    pub missed: u64,
+    /// Slots dropped by [`MissedTicks::Skip`].
+    pub skipped: u64,
+    /// Largest lateness of any delivered tick, in nanoseconds.
+    pub worst_lateness_ns: u64,
+}
+
+/// What a [`Schedule`] wants done when `tick()` is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Wait until this deadline, then call [`Schedule::woke`].
+    Wait {
+        /// Absolute deadline in platform nanoseconds.
+        deadline_ns: u64,
+    },
+    /// The deadline had passed: this tick is delivered at once.
+    Now(TickNs),
+}
+
+/// The pure state machine behind [`Ticker`]: deadlines, missed-tick policies
+/// and stats, with no clock of its own (spec/ticker.md; the vectors in
+/// `spec/vectors/ticker.json` drive it directly).
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    period_ns: u64,
+    policy: MissedTicks,
+    base_ns: u64,
+    base_index: u64,
+    next_index: u64,
+    stats: TickerStats,
+}
+
+impl Schedule {
+    /// A schedule whose slot `k` is due at `start_ns + k·period_ns`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] when `period_ns` is 0.
+    pub fn new(start_ns: u64, period_ns: u64, policy: MissedTicks) -> Result<Self, Error> {
+        if period_ns == 0 {
+            return Err(Error::ZeroPeriod);
+        }
+        Ok(Schedule {
+            period_ns,
+            policy,
+            base_ns: start_ns,
+            base_index: 0,
+            next_index: 1,
+            stats: TickerStats::default(),
+        })
+    }
+
+    fn deadline(&self, index: u64) -> u64 {
+        (index - self.base_index)
+            .saturating_mul(self.period_ns)
+            .saturating_add(self.base_ns)
+    }
+
+    /// Deadline of the next slot (saturates at `u64::MAX` for absurd periods).
+    pub fn next_deadline_ns(&self) -> u64 {
+        self.deadline(self.next_index)
+    }
+
+    /// Index of the next slot.
+    pub fn next_index(&self) -> u64 {
+        self.next_index
+    }
+
+    /// The period in nanoseconds.
+    pub fn period_ns(&self) -> u64 {
+        self.period_ns
+    }
+
+    /// The missed-tick policy.
+    pub fn policy(&self) -> MissedTicks {
+        self.policy
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> TickerStats {
+        self.stats
+    }
+
+    /// `tick()` was called at `now_ns`: wait, or deliver a late tick at once.
+    pub fn poll(&mut self, now_ns: u64) -> Step {
+        let due = self.next_deadline_ns();
+        if now_ns < due {
+            return Step::Wait { deadline_ns: due };
+        }
+        let mut index = self.next_index;
+        let mut skipped = 0;
+        match self.policy {
+            MissedTicks::Burst => {}
+            MissedTicks::Skip => {
+                skipped = (now_ns - due) / self.period_ns;
+                index = index.saturating_add(skipped);
+            }
+            MissedTicks::Delay => {
+                self.base_ns = now_ns;
+                self.base_index = index;
+            }
+        }
+        let scheduled_ns = if self.policy == MissedTicks::Delay {
+            due
+        } else {
+            self.deadline(index)
+        };
+        self.next_index = index.saturating_add(1);
+        if now_ns > due {
+            self.stats.missed = self.stats.missed.saturating_add(1 + skipped);
+            self.stats.skipped = self.stats.skipped.saturating_add(skipped);
+        }
+        Step::Now(self.record(index, scheduled_ns, now_ns, skipped))
+    }
+
+    /// The wait asked for by [`poll`](Self::poll) ended at `woke_ns`.
+    pub fn woke(&mut self, woke_ns: u64) -> TickNs {
+        let index = self.next_index;
+        let scheduled_ns = self.next_deadline_ns();
+        self.next_index = index.saturating_add(1);
+        self.record(index, scheduled_ns, woke_ns, 0)
+    }
+
+    fn record(&mut self, index: u64, scheduled_ns: u64, at_ns: u64, skipped: u64) -> TickNs {
+        let lateness_ns = at_ns.saturating_sub(scheduled_ns);
+        self.stats.ticks = self.stats.ticks.saturating_add(1);
+        self.stats.worst_lateness_ns = self.stats.worst_lateness_ns.max(lateness_ns);
+        TickNs {
+            index,
+            scheduled_ns,
+            lateness_ns,
+            skipped,
+        }
+    }
+
+    /// Restarts the schedule from `now_ns`: the next slot is due one period later.
+    pub fn reset(&mut self, now_ns: u64) {
+        self.base_ns = now_ns;
+        self.base_index = self.next_index - 1;
+    }
+
+    /// Changes the period; the next slot is due one new period after the last
+    /// delivered slot's deadline (or the start).
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] when `period_ns` is 0 (the schedule is unchanged).
+    pub fn set_period(&mut self, period_ns: u64) -> Result<(), Error> {
+        if period_ns == 0 {
+            return Err(Error::ZeroPeriod);
+        }
+        let last = self.next_index - 1;
+        self.base_ns = self.deadline(last);
+        self.base_index = last;
+        self.period_ns = period_ns;
+        Ok(())
+    }
+}
+
+/// A fixed-rate loop on an absolute schedule.
+///
+/// Slot `k` (k = 1, 2, …) is due at `start + k·period`, where `start` is when
+/// the ticker was created (or last [`reset`](Self::reset)). [`tick`](Self::tick)
+/// sleeps precisely until the next slot with its own [`Sleeper`] and returns
+/// what happened; when the loop body overran a deadline, the [`MissedTicks`]
+/// policy decides (default [`MissedTicks::Skip`]). Deadlines are computed
+/// from the start, never from "now", so the loop does not drift.
+///
+/// ```
+/// use keeptime::{MissedTicks, Ticker};
+/// use std::time::Duration;
+///
+/// let mut ticker = Ticker::with_missed(Duration::from_millis(1), MissedTicks::Skip)?;
+/// for tick in ticker.by_ref().take(3) {
+///     // 1 kHz work here; tick.lateness says how late this slot was served.
+///     assert!(tick.index >= 1 && tick.index <= 3 + tick.skipped);
+/// }
+/// assert_eq!(ticker.stats().ticks, 3);
+/// # Ok::<(), keeptime::Error>(())
+/// ```
+///
+/// Cost per tick: one clock read plus one precise sleep (see [`Sleeper`]).
+/// A period too large for the clock saturates to a deadline that never comes.
+#[derive(Clone, Debug)]
+pub struct Ticker<P: Platform = System> {
+    sleeper: Sleeper<P>,
+    schedule: Schedule,
+}
+
+impl Ticker {
+    /// A ticker with the default policy ([`MissedTicks::Skip`]) and an
+    /// [`Exact`](crate::Mode::Exact) sleeper, starting now.
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] for a zero period.
+    pub fn new(period: Duration) -> Result<Self, Error> {
+        Self::with_missed(period, MissedTicks::default())
+    }
+
+    /// A ticker with the given missed-tick policy, starting now.
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] for a zero period.
+    pub fn with_missed(period: Duration, policy: MissedTicks) -> Result<Self, Error> {
+        Self::with_sleeper(period, policy, SleeperBuilder::default().build())
+    }
+}
+
+impl<P: Platform> Ticker<P> {
+    /// A ticker that waits with `sleeper` (its mode, platform and margins),
+    /// starting at the sleeper's current clock reading.
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] for a zero period.
+    pub fn with_sleeper(period: Duration, policy: MissedTicks, sleeper: Sleeper<P>) -> Result<Self, Error> {
+        let start = sleeper.platform().now_ns();
+        let schedule = Schedule::new(start, duration_ns(period), policy)?;
+        Ok(Ticker { sleeper, schedule })
+    }
+
+    /// Waits for the next slot (or returns at once if it already passed) and
+    /// describes it.
+    pub fn tick(&mut self) -> Tick {
+        self.tick_ns_interruptible(&mut || true)
+            .map(|t| self.to_tick(t))
+            .expect("an uninterruptible tick cannot be interrupted")
+    }
+
+    /// [`tick`](Self::tick) in platform nanoseconds, with an interrupt check
+    /// as in [`Sleeper::sleep_until_ns_interruptible`]; an interrupted wait
+    /// consumes no slot.
+    pub fn tick_ns_interruptible(&mut self, keep_going: &mut dyn FnMut() -> bool) -> Result<TickNs, Interrupted> {
+        let now = self.sleeper.platform().now_ns();
+        match self.schedule.poll(now) {
+            Step::Now(tick) => Ok(tick),
+            Step::Wait { deadline_ns } => {
+                let woke = self.sleeper.sleep_until_ns_interruptible(deadline_ns, keep_going)?;
+                Ok(self.schedule.woke(woke))
+            }
+        }
+    }
+
+    fn to_tick(&self, t: TickNs) -> Tick {
+        Tick {
+            index: t.index,
+            scheduled: self.sleeper.platform().instant_from_ns(t.scheduled_ns),
+            lateness: Duration::from_nanos(t.lateness_ns),
+            skipped: t.skipped,
+        }
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> TickerStats {
+        self.schedule.stats()
+    }
+
+    /// The period.
+    pub fn period(&self) -> Duration {
+        Duration::from_nanos(self.schedule.period_ns())
+    }
+
+    /// The missed-tick policy.
+    pub fn missed_ticks(&self) -> MissedTicks {
+        self.schedule.policy()
+    }
+
+    /// When the next slot is due.
+    pub fn next_deadline(&self) -> Instant {
+        self.sleeper.platform().instant_from_ns(self.schedule.next_deadline_ns())
+    }
+
+    /// The pure schedule (deadlines and counters in platform nanoseconds).
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// The sleeper this ticker waits with.
+    pub fn sleeper(&self) -> &Sleeper<P> {
+        &self.sleeper
+    }
+
+    /// Restarts the schedule from now: the next slot is due one period from now.
+    pub fn reset(&mut self) {
+        let now = self.sleeper.platform().now_ns();
+        self.schedule.reset(now);
+    }
+
+    /// Changes the period; the next slot is due one new period after the last
+    /// delivered slot's deadline.
+    ///
+    /// # Errors
+    /// [`Error::ZeroPeriod`] for a zero period (the ticker is unchanged).
+    pub fn set_period(&mut self, period: Duration) -> Result<(), Error> {
+        self.schedule.set_period(duration_ns(period))
+    }
+}
+
+/// An endless iterator of ticks: `for tick in ticker { … }`.
+impl<P: Platform> Iterator for Ticker<P> {
+    type Item = Tick;
+    fn next(&mut self) -> Option<Tick> {
+        Some(self.tick())
+    }
+}
