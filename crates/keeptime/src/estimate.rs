@@ -185,9 +185,7 @@ impl MarginEstimator {
     /// The median overshoot of bucket `b`, subtracted from OS waits in
     /// [`Mode::Efficient`](crate::Mode::Efficient); 0 before anything was observed.
     pub fn compensation(&self, b: usize) -> u64 {
-        self.source(b)
-            .and_then(|s| self.own_median(s))
-            .unwrap_or(0)
+        self.source(b).and_then(|s| self.own_median(s)).unwrap_or(0)
     }
 }
 

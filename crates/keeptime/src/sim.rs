@@ -6,14 +6,14 @@
 //! ```
 //! use keeptime::sim::SimPlatform;
 //! use keeptime::{Mode, Sleeper};
-//! use std::time::Duration;
 //!
 //! let sim = SimPlatform::new(1_000_000);          // the clock starts at 1 ms
 //! sim.script_overshoots([4_000, 4_000]);          // the OS wakes 4 µs late
 //! let mut s = Sleeper::builder().mode(Mode::Exact).build_with(sim.clone());
-//! let late = s.sleep(Duration::from_micros(100));
-//! assert!(sim.now() >= 1_100_000);                 // never early
-//! assert!(late < Duration::from_micros(1));        // the spin finished it
+//! let woke = s.sleep_until_ns(1_100_000);          // sleep until 1.1 ms
+//! assert!(woke >= 1_100_000);                      // never early
+//! assert!(woke - 1_100_000 < 1_000);               // the spin finished it
+//! assert_eq!(sim.waits().len(), 2);                // two OS waits, then a spin
 //! ```
 
 use crate::platform::Platform;

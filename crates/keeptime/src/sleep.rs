@@ -249,7 +249,11 @@ impl<P: Platform> Sleeper<P> {
         self.run(deadline_ns, keep_going)
     }
 
-    fn run(&mut self, deadline: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<u64, Interrupted> {
+    fn run(
+        &mut self,
+        deadline: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
         let mut now = self.platform.now_ns();
         if now >= deadline {
             return Ok(now);
@@ -280,7 +284,12 @@ impl<P: Platform> Sleeper<P> {
 
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
     /// absolute target after signals; records its overshoot.
-    fn os_wait(&mut self, now: u64, wait_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<u64, Interrupted> {
+    fn os_wait(
+        &mut self,
+        now: u64,
+        wait_ns: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
         let target = now.saturating_add(wait_ns);
         self.wait_through_signals(target, keep_going)?;
         let woke = self.platform.now_ns();
@@ -288,7 +297,11 @@ impl<P: Platform> Sleeper<P> {
         Ok(woke)
     }
 
-    fn wait_through_signals(&self, target: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<(), Interrupted> {
+    fn wait_through_signals(
+        &self,
+        target: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<(), Interrupted> {
         while self.platform.os_wait_until(target) == OsWake::Interrupted {
             if !keep_going() {
                 return Err(Interrupted {
@@ -301,7 +314,12 @@ impl<P: Platform> Sleeper<P> {
 
     /// The last phase of an exact sleep: spin if a spin slot is free, else an
     /// OS wait straight to the deadline (late by the wake-up latency, never early).
-    fn finish(&mut self, deadline: u64, now: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<u64, Interrupted> {
+    fn finish(
+        &mut self,
+        deadline: u64,
+        now: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
         if self.platform.try_begin_spin() {
             let result = self.spin(deadline, now, keep_going);
             self.platform.end_spin();
@@ -316,7 +334,12 @@ impl<P: Platform> Sleeper<P> {
         }
     }
 
-    fn spin(&self, deadline: u64, start: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<u64, Interrupted> {
+    fn spin(
+        &self,
+        deadline: u64,
+        start: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
         let mut now = start;
         let mut next_poll = start.saturating_add(SPIN_YIELD_AFTER_NS + INTERRUPT_POLL_NS);
         while now < deadline {

@@ -320,7 +320,11 @@ impl<P: Platform> Ticker<P> {
     ///
     /// # Errors
     /// [`Error::ZeroPeriod`] for a zero period.
-    pub fn with_sleeper(period: Duration, policy: MissedTicks, sleeper: Sleeper<P>) -> Result<Self, Error> {
+    pub fn with_sleeper(
+        period: Duration,
+        policy: MissedTicks,
+        sleeper: Sleeper<P>,
+    ) -> Result<Self, Error> {
         let start = sleeper.platform().now_ns();
         let schedule = Schedule::new(start, duration_ns(period), policy)?;
         Ok(Ticker { sleeper, schedule })
@@ -337,12 +341,17 @@ impl<P: Platform> Ticker<P> {
     /// [`tick`](Self::tick) in platform nanoseconds, with an interrupt check
     /// as in [`Sleeper::sleep_until_ns_interruptible`]; an interrupted wait
     /// consumes no slot.
-    pub fn tick_ns_interruptible(&mut self, keep_going: &mut dyn FnMut() -> bool) -> Result<TickNs, Interrupted> {
+    pub fn tick_ns_interruptible(
+        &mut self,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<TickNs, Interrupted> {
         let now = self.sleeper.platform().now_ns();
         match self.schedule.poll(now) {
             Step::Now(tick) => Ok(tick),
             Step::Wait { deadline_ns } => {
-                let woke = self.sleeper.sleep_until_ns_interruptible(deadline_ns, keep_going)?;
+                let woke = self
+                    .sleeper
+                    .sleep_until_ns_interruptible(deadline_ns, keep_going)?;
                 Ok(self.schedule.woke(woke))
             }
         }
@@ -374,7 +383,9 @@ impl<P: Platform> Ticker<P> {
 
     /// When the next slot is due.
     pub fn next_deadline(&self) -> Instant {
-        self.sleeper.platform().instant_from_ns(self.schedule.next_deadline_ns())
+        self.sleeper
+            .platform()
+            .instant_from_ns(self.schedule.next_deadline_ns())
     }
 
     /// The pure schedule (deadlines and counters in platform nanoseconds).

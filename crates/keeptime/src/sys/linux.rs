@@ -7,7 +7,10 @@ use std::io;
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 fn read(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; the clock ids we pass always exist on Linux.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     // tv_sec and tv_nsec are non-negative for these clocks.

@@ -1,0 +1,698 @@
+//! Runs the language-neutral vectors in `spec/vectors/` against the Rust core.
+//!
+//! The vectors are generated from the scenarios below; regenerate them with
+//! `KEEPTIME_REGENERATE_VECTORS=1 cargo test -p keeptime --test vectors` and
+//! review the diff: each changed number is a change of behaviour that Go,
+//! Java and the other runtimes must follow.
+
+use keeptime::estimate::{self, MarginEstimator, BUCKETS};
+use keeptime::sim::SimPlatform;
+use keeptime::{plan_efficient, plan_exact, MissedTicks, Mode, Schedule, Sleeper, Step};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn vectors_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../spec/vectors")
+}
+
+fn regenerate() -> bool {
+    std::env::var_os("KEEPTIME_REGENERATE_VECTORS").is_some()
+}
+
+/// Writes `generated` (regeneration mode) or checks it equals the file.
+fn check_or_write(name: &str, generated: Value) {
+    let path = vectors_dir().join(name);
+    if regenerate() {
+        let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let stored: Value = serde_json::from_str(&text).unwrap();
+    // Compare case by case for readable failures.
+    let (g, s) = (&generated["cases"], &stored["cases"]);
+    assert_eq!(
+        g.as_array().unwrap().len(),
+        s.as_array().unwrap().len(),
+        "{name}: case count"
+    );
+    for (gc, sc) in g.as_array().unwrap().iter().zip(s.as_array().unwrap()) {
+        assert_eq!(gc, sc, "{name}: case {} differs", sc["name"]);
+    }
+    assert_eq!(generated, stored, "{name}: header differs");
+}
+
+// ---------------------------------------------------------------- estimator
+
+enum EstOp {
+    Begin,
+    Observe(u64, u64),
+    PlanExact(u64),
+    PlanEfficient(u64),
+}
+
+fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
+    let mut e = MarginEstimator::new();
+    let mut steps = Vec::new();
+    for op in ops {
+        let step = match *op {
+            EstOp::Begin => {
+                e.begin_sleep();
+                json!({ "op": "begin_sleep" })
+            }
+            EstOp::Observe(wait, over) => {
+                e.observe(wait, over);
+                json!({ "op": "observe", "wait_ns": wait, "overshoot_ns": over,
+                        "expect": { "margins_ns": (0..BUCKETS).map(|b| e.margin(b)).collect::<Vec<_>>(),
+                                    "compensations_ns": (0..BUCKETS).map(|b| e.compensation(b)).collect::<Vec<_>>(),
+                                    "live": (0..BUCKETS).map(|b| e.live_samples(b)).collect::<Vec<_>>() } })
+            }
+            EstOp::PlanExact(rem) => {
+                json!({ "op": "plan_exact", "remaining_ns": rem, "expect_wait_ns": plan_exact(&e, rem) })
+            }
+            EstOp::PlanEfficient(rem) => {
+                json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, rem) })
+            }
+        };
+        steps.push(step);
+    }
+    // Margins after the last step, also for pure begin_sleep sequences.
+    json!({ "name": name, "steps": steps,
+            "final": { "margins_ns": (0..BUCKETS).map(|b| e.margin(b)).collect::<Vec<_>>(),
+                       "compensations_ns": (0..BUCKETS).map(|b| e.compensation(b)).collect::<Vec<_>>() } })
+}
+
+fn replay_estimator_case(case: &Value) {
+    let mut e = MarginEstimator::new();
+    let name = case["name"].as_str().unwrap();
+    for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+        let u = |k: &str| step[k].as_u64().unwrap();
+        match step["op"].as_str().unwrap() {
+            "begin_sleep" => e.begin_sleep(),
+            "observe" => {
+                e.observe(u("wait_ns"), u("overshoot_ns"));
+                let x = &step["expect"];
+                for b in 0..BUCKETS {
+                    assert_eq!(
+                        e.margin(b),
+                        x["margins_ns"][b].as_u64().unwrap(),
+                        "{name} step {i} margin b{b}"
+                    );
+                    assert_eq!(
+                        e.compensation(b),
+                        x["compensations_ns"][b].as_u64().unwrap(),
+                        "{name} step {i} comp b{b}"
+                    );
+                    assert_eq!(
+                        e.live_samples(b) as u64,
+                        x["live"][b].as_u64().unwrap(),
+                        "{name} step {i} live b{b}"
+                    );
+                }
+            }
+            "plan_exact" => assert_eq!(
+                plan_exact(&e, u("remaining_ns")),
+                step["expect_wait_ns"].as_u64(),
+                "{name} step {i}"
+            ),
+            "plan_efficient" => assert_eq!(
+                plan_efficient(&e, u("remaining_ns")),
+                step["expect_wait_ns"].as_u64(),
+                "{name} step {i}"
+            ),
+            other => panic!("unknown op {other}"),
+        }
+    }
+    for b in 0..BUCKETS {
+        assert_eq!(
+            e.margin(b),
+            case["final"]["margins_ns"][b].as_u64().unwrap(),
+            "{name} final margin b{b}"
+        );
+        assert_eq!(
+            e.compensation(b),
+            case["final"]["compensations_ns"][b].as_u64().unwrap(),
+            "{name} final comp b{b}"
+        );
+    }
+}
+
+fn estimator_scenarios() -> Vec<Value> {
+    use EstOp::*;
+    let mut cases = Vec::new();
+    // 1. Nothing observed: default margin, no compensation; plans for typical waits.
+    cases.push(run_estimator_case(
+        "bootstrap",
+        &[
+            PlanExact(4_000),
+            PlanExact(10_000),
+            PlanExact(60_000),
+            PlanExact(100_000),
+            PlanExact(1_000_000),
+            PlanExact(10_000_000),
+            PlanEfficient(0),
+            PlanEfficient(10_000),
+            PlanEfficient(1_000_000),
+        ],
+    ));
+    // 2. Steady short waits with a small spread, then plans.
+    let mut ops = Vec::new();
+    for i in 0..40u64 {
+        ops.push(Begin);
+        ops.push(Observe(95_000, 3_000 + (i * 7_919) % 3_000));
+    }
+    ops.extend([
+        PlanExact(100_000),
+        PlanExact(1_000_000),
+        PlanExact(20_000),
+        PlanEfficient(100_000),
+    ]);
+    cases.push(run_estimator_case("steady_short_waits", &ops));
+    // 3. One 2 ms outlier among 4 µs overshoots fades after WINDOW samples.
+    let mut ops = vec![
+        Begin,
+        Observe(100_000, 4_000),
+        Begin,
+        Observe(100_000, 2_000_000),
+    ];
+    for _ in 0..estimate::WINDOW {
+        ops.push(Begin);
+        ops.push(Observe(100_000, 4_000));
+    }
+    cases.push(run_estimator_case("one_outlier_fades", &ops));
+    // 4. A lasting shift up (loaded machine) then down.
+    let mut ops = Vec::new();
+    for i in 0..20u64 {
+        ops.push(Begin);
+        ops.push(Observe(700_000, 4_000 + i * 10));
+    }
+    for i in 0..10u64 {
+        ops.push(Begin);
+        ops.push(Observe(700_000, 40_000 + i * 100));
+    }
+    for i in 0..40u64 {
+        ops.push(Begin);
+        ops.push(Observe(700_000, 5_000 + i * 10));
+    }
+    cases.push(run_estimator_case("lasting_shift_up_then_down", &ops));
+    // 5. Samples expire after HORIZON sleeps even when their bucket is unused.
+    let mut ops = vec![Begin, Observe(150_000, 300_000), PlanExact(400_000)];
+    for _ in 0..estimate::HORIZON - 1 {
+        ops.push(Begin);
+    }
+    ops.push(PlanExact(400_000));
+    ops.push(Begin);
+    ops.push(PlanExact(400_000));
+    ops.push(Observe(20_000, 2_000));
+    cases.push(run_estimator_case("horizon_expiry", &ops));
+    // 6. Borrowing: only bucket 1 known; others borrow from it, then from the nearest shorter bucket.
+    cases.push(run_estimator_case(
+        "borrowing",
+        &[
+            Begin,
+            Observe(20_000, 8_000),
+            Begin,
+            Observe(2_000_000, 30_000),
+            Begin,
+            Observe(300_000, 12_000),
+            PlanExact(1_000_000),
+            PlanExact(5_000_000),
+            PlanExact(50_000),
+            PlanEfficient(5_000_000),
+        ],
+    ));
+    // 7. Clamping and saturation: huge samples are clamped to 1 s.
+    cases.push(run_estimator_case(
+        "clamp_and_saturate",
+        &[
+            Begin,
+            Observe(u64::MAX, u64::MAX),
+            Begin,
+            Observe(0, 5_000_000_000),
+            PlanExact(u64::MAX),
+            PlanEfficient(u64::MAX),
+            PlanExact(3_000_000_000),
+        ],
+    ));
+    // 8. Median of an even and odd number of samples, out of order.
+    cases.push(run_estimator_case(
+        "median",
+        &[
+            Begin,
+            Observe(40_000, 9_000),
+            Observe(40_000, 1_000),
+            Observe(40_000, 5_000),
+            Observe(40_000, 3_000),
+            Observe(40_000, 7_000),
+            PlanEfficient(45_000),
+            PlanEfficient(2_000),
+        ],
+    ));
+    cases
+}
+
+#[test]
+fn estimator_vectors() {
+    let generated = json!({
+        "spec": "spec/estimator.md",
+        "constants": { "BUCKETS": BUCKETS, "WINDOW": estimate::WINDOW, "HORIZON": estimate::HORIZON,
+                       "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS, "HEADROOM_NS": estimate::HEADROOM_NS,
+                       "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "MIN_OS_WAIT_NS": keeptime::MIN_OS_WAIT_NS,
+                       "SPLIT_NS": keeptime::SPLIT_NS, "LONG_BUCKET": keeptime::LONG_BUCKET },
+        "cases": estimator_scenarios(),
+    });
+    check_or_write("estimator.json", generated);
+    let stored: Value = serde_json::from_str(
+        &std::fs::read_to_string(vectors_dir().join("estimator.json")).unwrap(),
+    )
+    .unwrap();
+    for case in stored["cases"].as_array().unwrap() {
+        replay_estimator_case(case);
+    }
+}
+
+// ---------------------------------------------------------------- sleep
+
+struct SleepSpec {
+    at_ns: u64,
+    deadline_ns: u64,
+    overshoots: Vec<u64>,
+    interrupts: Vec<u64>,
+    spin_slots_free: bool,
+}
+
+fn s(at_ns: u64, deadline_ns: u64, overshoots: &[u64]) -> SleepSpec {
+    SleepSpec {
+        at_ns,
+        deadline_ns,
+        overshoots: overshoots.to_vec(),
+        interrupts: vec![],
+        spin_slots_free: true,
+    }
+}
+
+fn sleep_case(name: &str, mode: Mode, default_overshoot: u64, sleeps: Vec<SleepSpec>) -> Value {
+    let sim = SimPlatform::new(0);
+    sim.set_default_overshoot(default_overshoot);
+    let mut sleeper = Sleeper::builder().mode(mode).build_with(sim.clone());
+    let mut out = Vec::new();
+    for sp in sleeps {
+        sim.advance_to(sp.at_ns);
+        sim.script_overshoots(sp.overshoots.iter().copied());
+        sim.script_interrupts(sp.interrupts.iter().copied());
+        sim.set_spin_slots_free(sp.spin_slots_free);
+        sim.clear_waits();
+        let returned = sleeper.sleep_until_ns(sp.deadline_ns);
+        let waits: Vec<Value> = sim
+            .waits()
+            .iter()
+            .map(|w| json!([w.issued_ns, w.target_ns, w.woke_ns, w.interrupted]))
+            .collect();
+        out.push(json!({ "at_ns": sp.at_ns, "deadline_ns": sp.deadline_ns, "overshoots_ns": sp.overshoots,
+                         "interrupts_after_ns": sp.interrupts, "spin_slots_free": sp.spin_slots_free,
+                         "expect": { "waits": waits, "returned_ns": returned } }));
+    }
+    json!({ "name": name, "mode": mode.to_string(), "start_ns": 0, "spin_step_ns": 100, "yield_step_ns": 1_000,
+            "default_overshoot_ns": default_overshoot, "sleeps": out })
+}
+
+fn replay_sleep_case(case: &Value) {
+    let name = case["name"].as_str().unwrap();
+    let sim = SimPlatform::new(case["start_ns"].as_u64().unwrap());
+    sim.set_spin_step(case["spin_step_ns"].as_u64().unwrap());
+    sim.set_yield_step(case["yield_step_ns"].as_u64().unwrap());
+    sim.set_default_overshoot(case["default_overshoot_ns"].as_u64().unwrap());
+    let mode: Mode = case["mode"].as_str().unwrap().parse().unwrap();
+    let mut sleeper = Sleeper::builder().mode(mode).build_with(sim.clone());
+    let nums = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    for (i, sp) in case["sleeps"].as_array().unwrap().iter().enumerate() {
+        sim.advance_to(sp["at_ns"].as_u64().unwrap());
+        sim.script_overshoots(nums(&sp["overshoots_ns"]));
+        sim.script_interrupts(nums(&sp["interrupts_after_ns"]));
+        sim.set_spin_slots_free(sp["spin_slots_free"].as_bool().unwrap());
+        sim.clear_waits();
+        let deadline = sp["deadline_ns"].as_u64().unwrap();
+        let returned = sleeper.sleep_until_ns(deadline);
+        assert_eq!(
+            returned,
+            sp["expect"]["returned_ns"].as_u64().unwrap(),
+            "{name} sleep {i}: returned"
+        );
+        let waits: Vec<Value> = sim
+            .waits()
+            .iter()
+            .map(|w| json!([w.issued_ns, w.target_ns, w.woke_ns, w.interrupted]))
+            .collect();
+        assert_eq!(
+            Value::from(waits),
+            sp["expect"]["waits"],
+            "{name} sleep {i}: waits"
+        );
+        if mode != Mode::Efficient {
+            assert!(returned >= deadline, "{name} sleep {i}: early");
+        }
+    }
+}
+
+fn sleep_scenarios() -> Vec<Value> {
+    let ms = 1_000_000u64;
+    let us = 1_000u64;
+    let mut cases = Vec::new();
+    // Learning 1 ms sleeps from scratch: the cascade long wait → short wait → spin.
+    let mut v = Vec::new();
+    let mut t = 0;
+    let script: [&[u64]; 6] = [
+        &[12_000, 3_000],
+        &[15_000, 4_000],
+        &[9_000, 2_500],
+        &[40_000, 3_500],
+        &[11_000, 6_000],
+        &[14_000, 3_000],
+    ];
+    for o in script {
+        v.push(s(t, t + ms, o));
+        t += ms + 50 * us;
+    }
+    cases.push(sleep_case("exact_1ms_learning", Mode::Exact, 5_000, v));
+    // 100 µs and 10 µs sleeps, and an OS wait that overshoots its margin (late, unavoidable).
+    let mut v = Vec::new();
+    let mut t = 0;
+    for o in [
+        &[4_000u64][..],
+        &[5_000],
+        &[3_000],
+        &[30_000],
+        &[4_000],
+        &[2_000],
+    ] {
+        v.push(s(t, t + 100 * us, o));
+        t += 200 * us;
+    }
+    for o in [&[2_000u64][..], &[1_500], &[9_000]] {
+        v.push(s(t, t + 10 * us, o));
+        t += 50 * us;
+    }
+    cases.push(sleep_case("exact_100us_and_10us", Mode::Exact, 3_000, v));
+    // 10 ms sleeps, a past deadline, a deadline at the current instant.
+    let v = vec![
+        s(0, 10 * ms, &[60_000, 5_000, 3_000]),
+        s(11 * ms, 21 * ms, &[20_000, 4_000]),
+        s(30 * ms, 29 * ms, &[]),
+        s(40 * ms, 40 * ms, &[]),
+    ];
+    cases.push(sleep_case(
+        "exact_10ms_and_past_deadlines",
+        Mode::Exact,
+        4_000,
+        v,
+    ));
+    // Signals: the OS wait is interrupted twice and resumes toward the same target.
+    let mut sp = s(0, ms, &[10_000, 3_000]);
+    sp.interrupts = vec![100 * us, 50 * us];
+    let mut sp2 = s(2 * ms, 3 * ms, &[8_000, 3_000]);
+    sp2.interrupts = vec![700 * us];
+    cases.push(sleep_case(
+        "exact_eintr_resumes",
+        Mode::Exact,
+        4_000,
+        vec![sp, sp2],
+    ));
+    // All spin slots taken: the last phase is an OS wait straight to the deadline.
+    let mut a = s(0, ms, &[10_000, 3_000, 4_000]);
+    a.spin_slots_free = false;
+    let mut b = s(2 * ms, 2 * ms + 100 * us, &[3_000, 2_000]);
+    b.spin_slots_free = false;
+    cases.push(sleep_case(
+        "exact_no_spin_slot",
+        Mode::Exact,
+        4_000,
+        vec![a, b],
+    ));
+    // A huge deadline (saturated duration) and a huge overshoot.
+    cases.push(sleep_case(
+        "exact_saturation",
+        Mode::Exact,
+        4_000,
+        vec![s(5, u64::MAX, &[1, 1, 1])],
+    ));
+    // Efficient: compensated by the median, may end early.
+    let mut v = Vec::new();
+    let mut t = 0;
+    for o in [55_000u64, 57_000, 54_000, 60_000, 56_000, 58_000, 53_000] {
+        v.push(s(t, t + 100 * us, &[o]));
+        t += 300 * us;
+    }
+    v.push(s(t, t + 20 * us, &[55_000]));
+    cases.push(sleep_case(
+        "efficient_compensates_median",
+        Mode::Efficient,
+        55_000,
+        v,
+    ));
+    // Spin: pause hint for 50 µs, then yields.
+    cases.push(sleep_case(
+        "spin_pause_then_yield",
+        Mode::Spin,
+        0,
+        vec![s(0, 30 * us, &[]), s(40 * us, 140 * us, &[])],
+    ));
+    cases
+}
+
+#[test]
+fn sleep_vectors() {
+    let generated = json!({ "spec": "spec/sleep.md", "cases": sleep_scenarios() });
+    check_or_write("sleep.json", generated);
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors_dir().join("sleep.json")).unwrap())
+            .unwrap();
+    for case in stored["cases"].as_array().unwrap() {
+        replay_sleep_case(case);
+    }
+}
+
+// ---------------------------------------------------------------- ticker
+
+enum TOp {
+    Tick(u64, u64),
+    Reset(u64),
+    SetPeriod(u64),
+    Stats,
+}
+
+fn ticker_case(name: &str, start: u64, period: u64, policy: MissedTicks, ops: &[TOp]) -> Value {
+    let mut sch = Schedule::new(start, period, policy).unwrap();
+    let mut steps = Vec::new();
+    for op in ops {
+        steps.push(match *op {
+            TOp::Tick(now, wake) => {
+                let (wait, t) = match sch.poll(now) {
+                    Step::Wait { deadline_ns } => (Some(deadline_ns), sch.woke(wake)),
+                    Step::Now(t) => (None, t),
+                };
+                json!({ "tick_at": now, "wake_ns": wake,
+                        "expect": { "wait_until_ns": wait, "index": t.index, "scheduled_ns": t.scheduled_ns,
+                                    "lateness_ns": t.lateness_ns, "skipped": t.skipped } })
+            }
+            TOp::Reset(now) => {
+                sch.reset(now);
+                json!({ "reset_at": now })
+            }
+            TOp::SetPeriod(p) => json!({ "set_period": p, "expect_error": sch.set_period(p).is_err() }),
+            TOp::Stats => {
+                let st = sch.stats();
+                json!({ "expect_stats": { "ticks": st.ticks, "missed": st.missed, "skipped": st.skipped,
+                                          "worst_lateness_ns": st.worst_lateness_ns } })
+            }
+        });
+    }
+    json!({ "name": name, "start_ns": start, "period_ns": period, "policy": policy.to_string(), "steps": steps })
+}
+
+fn replay_ticker_case(case: &Value) {
+    let name = case["name"].as_str().unwrap();
+    let policy: MissedTicks = case["policy"].as_str().unwrap().parse().unwrap();
+    let mut sch = Schedule::new(
+        case["start_ns"].as_u64().unwrap(),
+        case["period_ns"].as_u64().unwrap(),
+        policy,
+    )
+    .unwrap();
+    for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+        if let Some(now) = step["tick_at"].as_u64() {
+            let x = &step["expect"];
+            let t = match sch.poll(now) {
+                Step::Wait { deadline_ns } => {
+                    assert_eq!(
+                        Some(deadline_ns),
+                        x["wait_until_ns"].as_u64(),
+                        "{name} step {i}: wait"
+                    );
+                    sch.woke(step["wake_ns"].as_u64().unwrap())
+                }
+                Step::Now(t) => {
+                    assert!(
+                        x["wait_until_ns"].is_null(),
+                        "{name} step {i}: expected a wait"
+                    );
+                    t
+                }
+            };
+            assert_eq!(
+                t.index,
+                x["index"].as_u64().unwrap(),
+                "{name} step {i}: index"
+            );
+            assert_eq!(
+                t.scheduled_ns,
+                x["scheduled_ns"].as_u64().unwrap(),
+                "{name} step {i}: scheduled"
+            );
+            assert_eq!(
+                t.lateness_ns,
+                x["lateness_ns"].as_u64().unwrap(),
+                "{name} step {i}: lateness"
+            );
+            assert_eq!(
+                t.skipped,
+                x["skipped"].as_u64().unwrap(),
+                "{name} step {i}: skipped"
+            );
+        } else if let Some(now) = step["reset_at"].as_u64() {
+            sch.reset(now);
+        } else if let Some(p) = step["set_period"].as_u64() {
+            assert_eq!(
+                sch.set_period(p).is_err(),
+                step["expect_error"].as_bool().unwrap(),
+                "{name} step {i}"
+            );
+        } else {
+            let x = &step["expect_stats"];
+            let st = sch.stats();
+            assert_eq!(
+                [st.ticks, st.missed, st.skipped, st.worst_lateness_ns],
+                ["ticks", "missed", "skipped", "worst_lateness_ns"].map(|k| x[k].as_u64().unwrap()),
+                "{name} step {i}: stats"
+            );
+        }
+    }
+}
+
+fn ticker_scenarios() -> Vec<Value> {
+    use TOp::*;
+    let p = 1_000_000u64;
+    vec![
+        ticker_case(
+            "skip_on_time",
+            5_000,
+            p,
+            MissedTicks::Skip,
+            &[
+                Tick(5_100, 1_005_200),
+                Tick(1_300_000, 2_005_150),
+                Tick(2_900_000, 3_005_000),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "skip_late_drops_slots",
+            0,
+            p,
+            MissedTicks::Skip,
+            &[
+                Tick(10, 1_000_100),
+                Tick(3_500_000, 0),
+                Tick(3_600_000, 4_000_300),
+                Tick(4_000_500, 5_000_200),
+                Tick(5_000_200, 6_000_050),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "burst_catches_up",
+            0,
+            p,
+            MissedTicks::Burst,
+            &[
+                Tick(10, 1_000_100),
+                Tick(3_500_000, 0),
+                Tick(3_500_100, 0),
+                Tick(3_500_200, 4_000_300),
+                Tick(4_100_000, 5_000_100),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "delay_shifts_schedule",
+            0,
+            p,
+            MissedTicks::Delay,
+            &[
+                Tick(10, 1_000_100),
+                Tick(3_500_000, 0),
+                Tick(3_600_000, 4_500_200),
+                Tick(4_600_000, 5_500_000),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "reset_and_set_period",
+            0,
+            p,
+            MissedTicks::Skip,
+            &[
+                Tick(0, 1_000_000),
+                Reset(1_700_000),
+                Tick(1_700_100, 2_700_050),
+                SetPeriod(0),
+                SetPeriod(250_000),
+                Tick(2_800_000, 2_950_000),
+                Tick(3_000_000, 3_200_000),
+                SetPeriod(u64::MAX),
+                Tick(3_300_000, u64::MAX),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "exactly_due_is_not_missed",
+            0,
+            p,
+            MissedTicks::Skip,
+            &[
+                Tick(1_000_000, 0),
+                Tick(2_000_000, 0),
+                Tick(2_000_001, 3_000_000),
+                Stats,
+            ],
+        ),
+        ticker_case(
+            "huge_period_saturates",
+            7,
+            u64::MAX / 2,
+            MissedTicks::Burst,
+            &[
+                Tick(8, u64::MAX / 2 + 7),
+                Tick(u64::MAX / 2 + 8, u64::MAX),
+                Stats,
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn ticker_vectors() {
+    let generated = json!({ "spec": "spec/ticker.md", "cases": ticker_scenarios() });
+    check_or_write("ticker.json", generated);
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors_dir().join("ticker.json")).unwrap())
+            .unwrap();
+    for case in stored["cases"].as_array().unwrap() {
+        replay_ticker_case(case);
+    }
+}
