@@ -13,9 +13,10 @@
 //!   [`HORIZON`] sleeps: one outlier stops influencing anything after at most
 //!   `HORIZON` sleeps, or `WINDOW` further OS waits of its length, whichever
 //!   comes first, even when its bucket is no longer used.
-//! * The spin-finished margin of a bucket is `max + max/4 + HEADROOM_NS` over
-//!   its live samples: a lasting upward shift is followed on the next sample,
-//!   a downward one within `WINDOW` samples.
+//! * The spin-finished margin of a bucket is `2·q + HEADROOM_NS`, where `q` is
+//!   the [`RANK`]-th largest live sample (≈ the 90th percentile of 32): up to
+//!   three outliers in the window change nothing, a lasting upward shift is
+//!   followed after `RANK` samples, a downward one within `WINDOW` samples.
 //! * The compensation of [`Mode::Efficient`](crate::Mode::Efficient) is the
 //!   lower median of the live samples (seed 001's method).
 //! * A bucket with no live sample borrows from the nearest shorter bucket that
@@ -34,6 +35,8 @@ pub const WINDOW: usize = 32;
 pub const HORIZON: u64 = 128;
 /// Spin-finished margin of a bucket when nothing at all has been observed yet.
 pub const DEFAULT_MARGIN_NS: u64 = 50_000;
+/// The margin is built on the `RANK`-th largest live sample of a bucket.
+pub const RANK: usize = 4;
 /// Constant headroom added to every learned spin-finished margin.
 pub const HEADROOM_NS: u64 = 1_000;
 /// Samples are clamped to this (1 s) so one suspend/resume cannot poison the sums.
@@ -146,8 +149,27 @@ impl MarginEstimator {
         self.live(b).count()
     }
 
-    fn own_max(&self, b: usize) -> Option<u64> {
-        self.live(b).max()
+    /// The `RANK`-th largest live sample (the smallest one if fewer are live).
+    fn own_quantile(&self, b: usize) -> Option<u64> {
+        let mut top = [0u64; RANK];
+        let mut n = 0;
+        for x in self.live(b) {
+            // Keep the RANK largest, descending.
+            if n < RANK {
+                top[n] = x;
+                n += 1;
+            } else if x > top[RANK - 1] {
+                top[RANK - 1] = x;
+            } else {
+                continue;
+            }
+            let mut i = n - 1;
+            while i > 0 && top[i] > top[i - 1] {
+                top.swap(i, i - 1);
+                i -= 1;
+            }
+        }
+        (n > 0).then(|| top[n - 1])
     }
 
     fn own_median(&self, b: usize) -> Option<u64> {
@@ -176,8 +198,8 @@ impl MarginEstimator {
     /// How long before the deadline an OS wait in bucket `b` must end so that
     /// the spin can finish the sleep (spin-finished, [`Mode::Exact`](crate::Mode::Exact)).
     pub fn margin(&self, b: usize) -> u64 {
-        match self.source(b).and_then(|s| self.own_max(s)) {
-            Some(max) => max.saturating_add(max / 4).saturating_add(HEADROOM_NS),
+        match self.source(b).and_then(|s| self.own_quantile(s)) {
+            Some(q) => q.saturating_mul(2).saturating_add(HEADROOM_NS),
             None => DEFAULT_MARGIN_NS,
         }
     }
@@ -209,18 +231,37 @@ mod tests {
     }
 
     #[test]
-    fn one_outlier_fades_after_window_samples() {
+    fn up_to_three_outliers_are_ignored_a_fourth_is_followed() {
         let mut e = MarginEstimator::new();
-        e.begin_sleep();
-        e.observe(100_000, 2_000_000);
-        for _ in 0..WINDOW - 1 {
+        for _ in 0..10 {
             e.begin_sleep();
             e.observe(100_000, 4_000);
         }
-        assert_eq!(e.margin(3), 2_000_000 + 500_000 + 1_000);
+        for k in 1..=3 {
+            e.observe(100_000, 2_000_000 + k);
+            assert_eq!(e.margin(3), 2 * 4_000 + 1_000);
+        }
+        e.observe(100_000, 2_000_000);
+        assert_eq!(e.margin(3), 2 * 2_000_000 + 1_000);
+        // The outliers leave the window after WINDOW more samples.
+        for _ in 0..WINDOW {
+            e.begin_sleep();
+            e.observe(100_000, 5_000);
+        }
+        assert_eq!(e.margin(3), 2 * 5_000 + 1_000);
+    }
+
+    #[test]
+    fn quantile_of_few_samples_is_the_smallest() {
+        let mut e = MarginEstimator::new();
         e.begin_sleep();
-        e.observe(100_000, 4_000);
-        assert_eq!(e.margin(3), 4_000 + 1_000 + 1_000);
+        e.observe(1_000, 7_000);
+        e.observe(1_000, 3_000);
+        assert_eq!(e.margin(0), 2 * 3_000 + 1_000);
+        for x in [9_000, 8_000, 1_000, 2_000] {
+            e.observe(1_000, x);
+        }
+        assert_eq!(e.margin(0), 2 * 3_000 + 1_000);
     }
 
     #[test]
@@ -242,8 +283,8 @@ mod tests {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(20_000, 8_000); // bucket 1
-        assert_eq!(e.margin(5), 8_000 + 2_000 + 1_000);
-        assert_eq!(e.margin(0), 8_000 + 2_000 + 1_000);
+        assert_eq!(e.margin(5), 2 * 8_000 + 1_000);
+        assert_eq!(e.margin(0), 2 * 8_000 + 1_000);
         assert_eq!(e.compensation(7), 8_000);
     }
 

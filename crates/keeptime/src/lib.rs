@@ -37,8 +37,8 @@
 //! * The margin is learned online from observed overshoot, per thread for the
 //!   free functions and per [`Sleeper`] otherwise ([`estimate`], `spec/estimator.md`).
 //! * Waiting threads get a 1 ns Linux timer slack ([`SleeperBuilder::timer_slack`] opts out).
-//! * At most one thread per CPU spins at a time in the whole process; the
-//!   others finish with an OS wait, so many sleepers on few cores never
+//! * At most one thread per CPU but one spins at a time in the whole process;
+//!   the others finish with an OS wait, so many sleepers on few cores never
 //!   snowball into everyone spinning.
 //! * Durations past the clock's range saturate to an effectively unbounded
 //!   wait; nothing panics on any input.

@@ -46,8 +46,9 @@ pub trait Platform {
 ///
 /// Clock: `CLOCK_MONOTONIC` (Linux), the clock behind [`Instant`]. OS wait:
 /// `clock_nanosleep(TIMER_ABSTIME)` on Linux, `std::thread::sleep` elsewhere.
-/// Spin slots: at most one spinning thread per available CPU in the whole
-/// process, so a crowd of sleepers cannot snowball into everyone spinning.
+/// Spin slots: at most one spinning thread per available CPU but one (at least
+/// one) in the whole process, so a crowd of sleepers cannot snowball into
+/// everyone spinning, and a woken sleeper never queues behind spinners.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct System {
     timer_slack: bool,
@@ -71,9 +72,13 @@ fn anchor() -> (Instant, u64) {
     })
 }
 
+/// One CPU fewer than the process may use (at least one): a thread woken from
+/// its OS wait always finds a CPU that no spinner holds.
 fn spin_slots() -> usize {
     static SLOTS: OnceLock<usize> = OnceLock::new();
-    *SLOTS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    *SLOTS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+    })
 }
 
 static SPINNERS: AtomicUsize = AtomicUsize::new(0);
