@@ -1,0 +1,88 @@
+package dev.keeptime;
+
+import java.time.Duration;
+
+/**
+ * Precise waiting: the accuracy of a spin at the CPU cost of a sleep.
+ *
+ * <p>On Linux a 100 µs {@code LockSupport.parkNanos} or {@code Thread.sleep}
+ * takes ~155 µs (50 µs of timer slack plus the wake-up), and on JDK 17
+ * {@code Thread.sleep(0, 100_000)} even rounds up to a whole millisecond; a
+ * busy loop is exact but burns a core. keeptime parks until a <em>learned</em>
+ * margin before the deadline, then spins the last few microseconds:
+ *
+ * <pre>{@code
+ * KeepTime.sleep(Duration.ofNanos(100_000));            // 100 µs, to a fraction of a µs
+ * long deadline = System.nanoTime() + 2_000_000;
+ * KeepTime.sleepUntil(deadline);                        // never before the deadline
+ *
+ * Ticker ticker = Ticker.every(Duration.ofMillis(1));   // 1 kHz, no drift
+ * Tick tick = ticker.await();
+ * }</pre>
+ *
+ * <p>The static methods use one {@link Sleeper} per thread ({@link Mode#EXACT},
+ * kept in a {@link ThreadLocal}), so each thread learns its own margins; create
+ * a {@link Sleeper} for another mode. Guarantees: never returns before the
+ * deadline on {@link System#nanoTime()}; a deadline in the past returns at
+ * once; interrupts as in {@link Thread#sleep(long)} (the status is cleared
+ * and {@link InterruptedException} thrown); on Linux with JDK 22+ the waiting
+ * thread's timer slack is set to 1 ns ({@link TimerSlack}).
+ */
+public final class KeepTime {
+    private static final ThreadLocal<Sleeper> SLEEPER = ThreadLocal.withInitial(Sleeper::create);
+
+    private KeepTime() {}
+
+    /**
+     * Sleeps for {@code duration}: never less, typically a fraction of a
+     * microsecond more. A negative duration returns at once (without looking
+     * at the interrupt status), like {@code Thread.sleep(Duration)} on JDK 19+;
+     * durations past {@code 2^64 - 1} ns (584 years) saturate.
+     *
+     * @param duration how long to sleep
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     * @throws NullPointerException if {@code duration} is null
+     */
+    public static void sleep(Duration duration) throws InterruptedException {
+        SLEEPER.get().sleep(duration);
+    }
+
+    /**
+     * Sleeps for {@code nanos} nanoseconds; see {@link #sleep(Duration)}. A
+     * negative value returns at once.
+     *
+     * @param nanos how long to sleep, ns
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     */
+    public static void sleepNanos(long nanos) throws InterruptedException {
+        SLEEPER.get().sleepNanos(nanos);
+    }
+
+    /**
+     * Sleeps until {@code deadline}, a {@link System#nanoTime()} value, and
+     * returns the first {@code nanoTime} reading taken after the wait
+     * ({@code woke - deadline >= 0}). A deadline that has passed returns at
+     * once (after the interrupt check, like {@code Thread.sleep(0)}).
+     *
+     * @param deadline the {@code System.nanoTime()} value to wait for
+     * @return the {@code System.nanoTime()} reading after the wait
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     */
+    public static long sleepUntil(long deadline) throws InterruptedException {
+        return SLEEPER.get().sleepUntil(deadline);
+    }
+
+    /**
+     * The calling thread's sleeper behind the static methods (for its
+     * {@link Sleeper#estimator()}; switching its mode changes this thread's
+     * static sleeps).
+     *
+     * @return this thread's sleeper
+     */
+    public static Sleeper threadSleeper() {
+        return SLEEPER.get();
+    }
+}

@@ -1,0 +1,344 @@
+package dev.keeptime;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A precise sleeper with its own learned margins.
+ *
+ * <p>Every wait goes: OS waits ({@link java.util.concurrent.locks.LockSupport#parkNanos(long)},
+ * re-issued toward the same absolute target if it returns early), each ending
+ * a learned margin before the deadline (a long wait also leaves 200 µs for a
+ * short one, whose wake-up is tighter), then a spin on
+ * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. The margins come
+ * from the overshoots this sleeper has observed ({@link MarginEstimator},
+ * {@code spec/estimator.md}), so they follow the machine's load. On Linux with
+ * JDK 22+ the waiting thread's timer slack is set to 1 ns on first use
+ * ({@link TimerSlack}; opt out with {@link Builder#timerSlack(boolean)}); on
+ * JDK 17–21 the estimator learns the default 50 µs slack and spins for it.
+ *
+ * <p>Guarantees ({@link Mode#EXACT}, {@link Mode#SPIN}): never returns before
+ * the deadline on {@code System.nanoTime()}; a deadline in the past returns
+ * at once. {@link Mode#EFFICIENT} may return early, by design.
+ *
+ * <p><b>Interrupts</b> behave as in {@link Thread#sleep(long)}: if the thread
+ * is interrupted when a sleep starts or while it waits, the interrupt status
+ * is cleared and {@link InterruptedException} is thrown. During the final spin
+ * (a few µs) the status is checked every 10 ms only once the spin has run for
+ * 50 µs; an interrupt that arrives during a short spin stays set for the next
+ * blocking call.
+ *
+ * <p><b>Not thread-safe:</b> a {@code Sleeper} holds its estimator's state
+ * and must be used by one thread at a time (use one per thread; the static
+ * methods of {@link KeepTime} keep one per thread for you).
+ *
+ * <p>Cost: one clock read for a past deadline; otherwise one or two OS waits
+ * plus a spin of the learned margin per sleep.
+ *
+ * <pre>{@code
+ * Sleeper sleeper = Sleeper.of(Mode.EXACT);
+ * long deadline = System.nanoTime() + 250_000;      // 250 µs from now
+ * long woke = sleeper.sleepUntil(deadline);         // never before the deadline
+ * assert woke - deadline >= 0;
+ * }</pre>
+ */
+public final class Sleeper {
+    /** OS waits shorter than this (ns) are not worth a system call: spin instead. */
+    public static final long MIN_OS_WAIT_NS = 5_000;
+    /** A long OS wait stops this much (ns) earlier than its margin, leaving the rest to a short one. */
+    public static final long SPLIT_NS = 200_000;
+    /** First bucket whose OS waits count as long (262.144 µs and up). */
+    public static final int LONG_BUCKET = 5;
+    /** A spin that has run this long (ns) yields the CPU on every further iteration. */
+    public static final long SPIN_YIELD_AFTER_NS = 50_000;
+    /** While a long spin yields, the interrupt status is checked this often (ns). */
+    public static final long INTERRUPT_POLL_NS = 10_000_000;
+
+    private final Platform platform;
+    private final MarginEstimator estimator = new MarginEstimator();
+    private Mode mode;
+
+    private Sleeper(Platform platform, Mode mode) {
+        this.platform = platform;
+        this.mode = mode;
+    }
+
+    /**
+     * A sleeper in {@link Mode#EXACT} on the real clock, timer slack 1 ns
+     * where supported.
+     *
+     * @return a new sleeper
+     */
+    public static Sleeper create() {
+        return builder().build();
+    }
+
+    /**
+     * A sleeper in the given mode on the real clock, timer slack 1 ns where supported.
+     *
+     * @param mode the accuracy/CPU preset
+     * @return a new sleeper
+     * @throws NullPointerException if {@code mode} is null
+     */
+    public static Sleeper of(Mode mode) {
+        return builder().mode(mode).build();
+    }
+
+    /**
+     * Starts configuring a sleeper.
+     *
+     * @return a builder with the defaults: {@link Mode#EXACT}, timer slack on, the real platform
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configures a {@link Sleeper}. */
+    public static final class Builder {
+        private Mode mode = Mode.EXACT;
+        private boolean timerSlack = true;
+        private Platform platform;
+
+        private Builder() {}
+
+        /**
+         * The accuracy/CPU preset (default {@link Mode#EXACT}).
+         *
+         * @param mode the mode
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder mode(Mode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * Whether to set the waiting thread's Linux timer slack to 1 ns
+         * (default {@code true}; needs JDK 22+, see {@link TimerSlack}). Timer
+         * slack is per thread: once a sleep with this on has run on a thread,
+         * the thread keeps the 1 ns slack. Off leaves the kernel's default
+         * (50 µs); the estimator then learns the larger overshoot and spins for it.
+         * Ignored with a custom {@link #platform(Platform)}.
+         *
+         * @param set1ns whether to lower the slack
+         * @return this builder
+         */
+        public Builder timerSlack(boolean set1ns) {
+            this.timerSlack = set1ns;
+            return this;
+        }
+
+        /**
+         * Waits on another platform, e.g. a {@link SimPlatform} in tests
+         * (default: the real clock).
+         *
+         * @param platform the clock and waits to use
+         * @return this builder
+         * @throws NullPointerException if {@code platform} is null
+         */
+        public Builder platform(Platform platform) {
+            this.platform = Objects.requireNonNull(platform, "platform");
+            return this;
+        }
+
+        /**
+         * Builds the sleeper.
+         *
+         * @return a new sleeper with an empty estimator
+         */
+        public Sleeper build() {
+            Platform p = platform != null ? platform
+                    : timerSlack ? SystemPlatform.WITH_TIMER_SLACK : SystemPlatform.WITHOUT_TIMER_SLACK;
+            return new Sleeper(p, mode);
+        }
+    }
+
+    /**
+     * This sleeper's mode.
+     *
+     * @return the mode
+     */
+    public Mode mode() {
+        return mode;
+    }
+
+    /**
+     * Switches the mode; the learned margins are kept.
+     *
+     * @param mode the new mode
+     * @throws NullPointerException if {@code mode} is null
+     */
+    public void setMode(Mode mode) {
+        this.mode = Objects.requireNonNull(mode, "mode");
+    }
+
+    /**
+     * The learned margins (live view; do not use from another thread).
+     *
+     * @return this sleeper's estimator
+     */
+    public MarginEstimator estimator() {
+        return estimator;
+    }
+
+    /**
+     * The platform this sleeper waits on.
+     *
+     * @return the platform
+     */
+    public Platform platform() {
+        return platform;
+    }
+
+    /**
+     * Sleeps for {@code duration} from now: never less (except
+     * {@link Mode#EFFICIENT}), typically a fraction of a microsecond more.
+     *
+     * <p>A negative duration returns at once without looking at the interrupt
+     * status, like {@code Thread.sleep(Duration)} (JDK 19+). Durations past
+     * {@code 2^64 - 1} ns (584 years) saturate to an effectively unbounded wait.
+     *
+     * @param duration how long to sleep
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     * @throws NullPointerException if {@code duration} is null
+     */
+    public void sleep(Duration duration) throws InterruptedException {
+        Objects.requireNonNull(duration, "duration");
+        if (duration.isNegative()) {
+            return;
+        }
+        checkInterrupt();
+        run(U64.add(platform.nowNs(), U64.nanos(duration)));
+    }
+
+    /**
+     * Sleeps for {@code nanos} nanoseconds from now; see {@link #sleep(Duration)}.
+     * A negative value returns at once.
+     *
+     * @param nanos how long to sleep, ns
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     */
+    public void sleepNanos(long nanos) throws InterruptedException {
+        if (nanos < 0) {
+            return;
+        }
+        checkInterrupt();
+        run(U64.add(platform.nowNs(), nanos));
+    }
+
+    /**
+     * Sleeps until {@code deadline}, a {@link System#nanoTime()} value
+     * (compared by difference, as nanoTime's contract asks), and returns the
+     * first clock reading taken after the wait: {@code woke - deadline >= 0}
+     * except in {@link Mode#EFFICIENT}. A deadline that has passed returns at
+     * once (after the interrupt check, like {@code Thread.sleep(0)}).
+     *
+     * @param deadline the {@code System.nanoTime()} value to wait for (with a
+     *     {@link SimPlatform}: its clock)
+     * @return the {@code System.nanoTime()} reading after the wait
+     * @throws InterruptedException if the thread is interrupted before or
+     *     during the wait; the interrupt status is then cleared
+     */
+    public long sleepUntil(long deadline) throws InterruptedException {
+        checkInterrupt();
+        return platform.toNanoTime(run(platform.fromNanoTime(deadline)));
+    }
+
+    private static void checkInterrupt() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("sleep interrupted");
+        }
+    }
+
+    private long run(long deadline) throws InterruptedException {
+        long now = platform.nowNs();
+        if (U64.ge(now, deadline)) {
+            return now;
+        }
+        platform.prepareThread();
+        estimator.beginSleep();
+        switch (mode) {
+            case SPIN:
+                return spin(deadline, now);
+            case EFFICIENT: {
+                long wait = WaitPlan.efficient(estimator, deadline - now);
+                return wait == WaitPlan.NONE ? now : osWait(now, wait);
+            }
+            case EXACT:
+            default:
+                while (true) {
+                    long wait = WaitPlan.exact(estimator, deadline - now);
+                    if (wait == WaitPlan.NONE) {
+                        return finish(deadline, now);
+                    }
+                    now = osWait(now, wait);
+                    if (U64.ge(now, deadline)) {
+                        return now; // overslept: late, nothing left to do
+                    }
+                }
+        }
+    }
+
+    /** One planned OS wait of {@code wait} ns from {@code now}; records its overshoot. */
+    private long osWait(long now, long wait) throws InterruptedException {
+        long target = U64.add(now, wait);
+        waitThroughInterrupts(target);
+        long woke = platform.nowNs();
+        estimator.observe(wait, U64.sub(woke, target));
+        return woke;
+    }
+
+    /** The spec's os_wait: the same absolute target after every interrupted wait. */
+    private void waitThroughInterrupts(long target) throws InterruptedException {
+        while (!platform.osWaitUntil(target)) {
+            checkInterrupt();
+        }
+    }
+
+    /**
+     * The last phase of an exact sleep: spin if a spin slot is free, else an
+     * OS wait straight to the deadline (late by the wake-up latency, never early).
+     */
+    private long finish(long deadline, long now) throws InterruptedException {
+        if (platform.tryBeginSpin()) {
+            try {
+                return spin(deadline, now);
+            } finally {
+                platform.endSpin();
+            }
+        }
+        while (true) {
+            waitThroughInterrupts(deadline);
+            long woke = platform.nowNs();
+            if (U64.ge(woke, deadline)) {
+                return woke;
+            }
+        }
+    }
+
+    private long spin(long deadline, long start) throws InterruptedException {
+        long now = start;
+        long nextPoll = U64.add(start, SPIN_YIELD_AFTER_NS + INTERRUPT_POLL_NS);
+        while (U64.lt(now, deadline)) {
+            if (U64.lt(now - start, SPIN_YIELD_AFTER_NS)) {
+                platform.relax();
+            } else {
+                platform.yieldNow();
+                if (U64.ge(now, nextPoll)) {
+                    checkInterrupt();
+                    nextPoll = U64.add(now, INTERRUPT_POLL_NS);
+                }
+            }
+            now = platform.nowNs();
+        }
+        return now;
+    }
+
+    @Override
+    public String toString() {
+        return "Sleeper[mode=" + mode.specName() + ", platform=" + platform + "]";
+    }
+}
