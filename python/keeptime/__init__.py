@@ -1,0 +1,43 @@
+"""keeptime: precise waiting for Python.
+
+Sleeps that end within a fraction of a microsecond of their deadline at the
+CPU cost of a sleep, fixed-rate tickers that do not drift, and an honest
+report on the machine's clocks. The waiting runs in Rust (the ``keeptime``
+crate) with the GIL released.
+
+>>> import time, keeptime
+>>> keeptime.sleep(0.0001)                       # 100 µs, like time.sleep
+>>> deadline = time.monotonic_ns() + 2_000_000
+>>> keeptime.sleep_until_ns(deadline) >= deadline  # never early
+True
+>>> ticker = keeptime.Ticker(0.001)               # 1 kHz, absolute schedule
+>>> [tick.index for tick, _ in zip(ticker, range(3))]
+[1, 2, 3]
+
+The clock is ``time.monotonic_ns()`` (``CLOCK_MONOTONIC`` on Linux, the same
+clock as ``time.perf_counter_ns()`` there).
+"""
+
+from keeptime._keeptime import (
+    Schedule,
+    Sleeper,
+    Tick,
+    Ticker,
+    TickerStats,
+    __version__,
+    sleep,
+    sleep_ns,
+    sleep_until_ns,
+)
+
+__all__ = [
+    "Schedule",
+    "Sleeper",
+    "Tick",
+    "Ticker",
+    "TickerStats",
+    "__version__",
+    "sleep",
+    "sleep_ns",
+    "sleep_until_ns",
+]

@@ -1,0 +1,22 @@
+//! The native half of the `keeptime` Python package: `keeptime._keeptime`.
+
+mod convert;
+mod sleeper;
+mod ticker;
+mod wait;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(sleeper::sleep, m)?)?;
+    m.add_function(wrap_pyfunction!(sleeper::sleep_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(sleeper::sleep_until_ns, m)?)?;
+    m.add_class::<sleeper::PySleeper>()?;
+    m.add_class::<ticker::PyTicker>()?;
+    m.add_class::<ticker::PyTick>()?;
+    m.add_class::<ticker::PyTickerStats>()?;
+    m.add_class::<ticker::PySchedule>()?;
+    Ok(())
+}

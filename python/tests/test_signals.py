@@ -1,0 +1,95 @@
+"""Ctrl-C during a long wait raises KeyboardInterrupt, like time.sleep.
+
+Each case runs in a child process that starts a 30 s wait and gets a real
+SIGINT. Only the outcome is asserted (KeyboardInterrupt, exit status), never
+the timing: the machines are shared.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+WAITS = {
+    "sleep": "keeptime.sleep(30)",
+    "sleep_ns": "keeptime.sleep_ns(30_000_000_000)",
+    "sleep_until_ns": "keeptime.sleep_until_ns(time.monotonic_ns() + 30_000_000_000)",
+    "exact": "keeptime.Sleeper().sleep(30)",
+    "efficient": "keeptime.Sleeper(mode='efficient').sleep(30)",
+    "spin": "keeptime.Sleeper(mode='spin').sleep(30)",
+    "ticker": "keeptime.Ticker(30).tick()",
+    "ticker_iter": "next(iter(keeptime.Ticker(30)))",
+}
+
+CHILD = """
+import sys, time, keeptime
+keeptime.sleep(0.001)  # warm up: import and first-use costs before the ready line
+print("ready", flush=True)
+try:
+    {wait}
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(42)
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("name", list(WAITS))
+def test_sigint_raises_keyboard_interrupt(name):
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(wait=WAITS[name])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)  # let it enter the wait
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 42, (out, err)
+    assert "interrupted" in out
+
+
+def test_uncaught_sigint_ends_the_program_like_time_sleep():
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import keeptime; print('ready', flush=True); keeptime.sleep(30)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert "KeyboardInterrupt" in err
+    assert child.returncode != 0
+
+
+def test_a_handler_that_does_not_raise_lets_the_wait_continue():
+    # SIGUSR1 with a Python handler that only records it: the wait resumes
+    # toward the same deadline and still never ends early.
+    code = """
+import os, signal, threading, time, keeptime
+seen = []
+signal.signal(signal.SIGUSR1, lambda *a: seen.append(1))
+pid = os.getpid()
+threading.Timer(0.05, lambda: os.kill(pid, signal.SIGUSR1)).start()
+start = time.monotonic_ns()
+keeptime.sleep(0.3)
+elapsed = time.monotonic_ns() - start
+print(len(seen), elapsed >= 300_000_000)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert out.stdout.split() == ["1", "True"], out.stderr

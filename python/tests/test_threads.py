@@ -1,0 +1,122 @@
+"""Threads: per-thread estimator state, the GIL released while waiting."""
+
+import threading
+import time
+
+import pytest
+
+import keeptime
+
+
+def test_eight_threads_never_return_early():
+    early = []
+    errors = []
+
+    def worker(seed):
+        try:
+            for i in range(150):
+                ns = (10_000, 50_000, 100_000, 300_000, 1_000_000)[(seed + i) % 5]
+                deadline = time.monotonic_ns() + ns
+                if i % 2:
+                    keeptime.sleep_until_ns(deadline)
+                else:
+                    keeptime.sleep_ns(ns)
+                now = time.monotonic_ns()
+                if now < deadline:
+                    early.append((seed, i, deadline - now))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert not early
+
+
+def test_gil_is_released_while_sleeping():
+    # A C extension holding the GIL for 200 ms would let the counter make no
+    # progress at all; with the GIL released it counts freely.
+    count = 0
+    stop = threading.Event()
+
+    def counter():
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    t = threading.Thread(target=counter)
+    t.start()
+    try:
+        time.sleep(0.01)  # let it start
+        before = count
+        keeptime.sleep(0.2)
+        assert count > before
+        before = count
+        keeptime.Sleeper(mode="spin").sleep(0.05)
+        assert count > before
+        before = count
+        ticker = keeptime.Ticker(0.05)
+        ticker.tick()
+        assert count > before
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_a_sleeper_sleeps_for_one_thread_at_a_time():
+    s = keeptime.Sleeper()
+    started = threading.Event()
+
+    def long_sleep():
+        started.set()
+        s.sleep(0.5)
+
+    t = threading.Thread(target=long_sleep)
+    t.start()
+    started.wait()
+    time.sleep(0.05)
+    try:
+        with pytest.raises(RuntimeError, match="already sleeping in another thread"):
+            s.sleep(0.001)
+        s.mode = "spin"  # the mode can change any time; it applies from the next sleep
+        assert s.mode == "spin"
+    finally:
+        t.join()
+    s.sleep(0.001)  # free again
+
+
+def test_ticker_can_be_inspected_and_changed_while_another_thread_ticks():
+    ticker = keeptime.Ticker(0.3)
+    result = []
+    t = threading.Thread(target=lambda: result.append(ticker.tick()))
+    t.start()
+    time.sleep(0.05)
+    assert ticker.stats.ticks == 0  # readable during the wait
+    with pytest.raises(RuntimeError, match="already ticking"):
+        ticker.tick()
+    ticker.period = 0.4  # honoured by the waiting thread: slot 1 is now due at start + 0.4 s
+    t.join()
+    (tick,) = result
+    assert tick.index == 1
+    assert tick.scheduled_ns == ticker.next_deadline_ns - 400_000_000
+    assert time.monotonic_ns() >= tick.scheduled_ns
+
+
+def test_sleeper_and_ticker_can_move_between_threads():
+    s = keeptime.Sleeper()
+    ticker = keeptime.Ticker(0.001)
+    ticks = []
+
+    def use():
+        s.sleep(0.001)
+        ticks.append(ticker.tick())
+
+    for _ in range(3):
+        t = threading.Thread(target=use)
+        t.start()
+        t.join()
+    assert [t.index for t in ticks][0] >= 1
+    assert ticker.stats.ticks == 3
