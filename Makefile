@@ -26,6 +26,7 @@ test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) test --workspace --locked
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime
 
 # The core's side-by-side comparison with std::thread::sleep, a pure spin and
 # the spin_sleep crate (issue 2's benchmark).

@@ -28,7 +28,7 @@
 //! ## The contract
 //!
 //! * [`sleep_until`] never returns before its deadline on the monotonic clock
-//!   (`CLOCK_MONOTONIC`, the clock of [`Instant`](std::time::Instant)), and
+//!   (`CLOCK_MONOTONIC`, the clock of [`Instant`]), and
 //!   returns as soon after it as it can; [`sleep`] is `sleep_until(now + d)`.
 //!   [`Mode::Efficient`] is the one, explicitly named, exception.
 //! * OS waits use an absolute deadline (`clock_nanosleep` with `TIMER_ABSTIME`
