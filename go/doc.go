@@ -1,0 +1,61 @@
+// Package keeptime waits precisely: the accuracy of a spin at the CPU cost of
+// a sleep, plus fixed-rate tickers and an inspection of the machine's clocks.
+//
+// On Linux, time.Sleep(100 * time.Microsecond) returns after about 1 ms
+// (Go's timers are serviced with millisecond resolution), and
+// syscall.Nanosleep pays the kernel's 50 µs timer slack. keeptime waits in
+// the OS with an absolute deadline until a learned margin before it, then
+// spins the last few microseconds:
+//
+//	keeptime.Sleep(100 * time.Microsecond)        // 100 µs, to a fraction of a µs
+//	keeptime.SleepUntil(deadline)                 // never before deadline
+//
+//	t, err := keeptime.NewTicker(time.Millisecond, keeptime.Skip) // 1 kHz, no drift
+//	for {
+//		tick := t.Wait() // blocks; no channel, no background timer
+//		_ = tick.Lateness
+//	}
+//
+//	s := keeptime.NewSleeper(keeptime.Efficient) // no spin; may end a few µs early
+//	report, err := keeptime.InspectClocks()      // clock_getres, read cost, clocksource, slack
+//
+// # The contract
+//
+//   - SleepUntil never returns before its deadline by time.Now's monotonic
+//     reading (CLOCK_MONOTONIC on Linux), and returns as soon after it as it
+//     can; Sleep(d) is SleepUntil(now + d). Efficient mode is the one,
+//     explicitly named, exception.
+//   - OS waits use an absolute deadline (clock_nanosleep with TIMER_ABSTIME on
+//     CLOCK_MONOTONIC), so a signal (EINTR) resumes toward the same deadline.
+//   - The margin is learned online from observed overshoot, per Sleeper
+//     (spec/estimator.md in the repository); the algorithm is
+//     spec/sleep.md, and this package replays the spec's JSON vectors bit for
+//     bit, like the Rust core and the Java library.
+//   - The OS thread that does an OS wait gets a 1 ns Linux timer slack
+//     (Sleeper.SetTimerSlack opts out).
+//   - At most max(1, runtime.NumCPU()-1) goroutines spin at once,
+//     process-wide, so a goroutine woken from its OS wait always finds a CPU
+//     no spinner holds; the others finish with an OS wait, late but never
+//     early.
+//   - Bad input follows Go's conventions: a negative or zero duration returns
+//     at once, like time.Sleep; a zero or negative ticker period is an error
+//     from NewTicker; nothing panics.
+//
+// # Goroutines and threads
+//
+// The package functions Sleep and SleepUntil are safe for concurrent use;
+// they borrow a Sleeper from a shared free list for each call. Sleeper and
+// Ticker values are not: give each goroutine its own.
+//
+// A precise wake-up needs a free P (GOMAXPROCS slot) at the moment the OS
+// wait ends. If every P is busy running other goroutines, the Go scheduler
+// decides when the sleeper runs again, which can be milliseconds later; the
+// margins then grow to cover it, and the wait stays never-early.
+//
+// # Other operating systems
+//
+// Off Linux the OS wait is time.Sleep of the remaining time (relative, with
+// the Go runtime's timer granularity: ~1 ms, up to 15.6 ms on Windows) and
+// there is no timer slack; the spin still finishes every wait, so waits stay
+// never-early and precise at a higher CPU cost.
+package keeptime

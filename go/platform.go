@@ -1,0 +1,100 @@
+package keeptime
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// osWake is the result of one OS wait.
+type osWake int
+
+const (
+	// waitCompleted: the wait ran to its target (possibly late, never early).
+	waitCompleted osWake = iota
+	// waitInterrupted: a signal handler ran before the target (EINTR).
+	waitInterrupted
+)
+
+// platform is everything the waiting algorithm needs from the world: a
+// clock, an absolute OS wait, the spin's pause hint and yield, and the
+// process-wide spin slots. The algorithm (sleep.go) talks only to this, so
+// the simulated platform of the tests replays spec/vectors/sleep.json
+// exactly as the Rust core's SimPlatform does.
+//
+// Times are nanoseconds on one monotonic clock. osWaitUntil must be honest:
+// after waitCompleted, now() >= target.
+type platform interface {
+	now() uint64
+	osWaitUntil(target uint64) osWake
+	relax()
+	yield()
+	tryBeginSpin() bool
+	endSpin()
+	// prepareThread readies the calling thread for precise waits; called
+	// once per sleep that waits, before its first OS wait.
+	prepareThread()
+}
+
+// system is the real clock and OS of the running machine.
+type system struct {
+	c *clock
+	// keepSlack leaves the OS thread's timer slack alone (the zero value
+	// sets it to 1 ns, see osWaitUntil).
+	keepSlack bool
+}
+
+func newSystem(keepSlack bool) *system {
+	return &system{c: clk(), keepSlack: keepSlack}
+}
+
+func (s *system) now() uint64 { return s.c.nowNs() }
+
+func (s *system) osWaitUntil(target uint64) osWake { return osWaitUntil(target, !s.keepSlack) }
+
+func (s *system) relax() { cpuRelax() }
+
+func (s *system) yield() { osYield() }
+
+func (s *system) tryBeginSpin() bool { return tryBeginSpin() }
+
+func (s *system) endSpin() { endSpin() }
+
+// prepareThread does nothing here: in Go the goroutine may run on another
+// OS thread at every OS wait, so the timer slack is checked inside each OS
+// wait, under runtime.LockOSThread (see osWaitUntil).
+func (s *system) prepareThread() {}
+
+// spinSlots is the process-wide cap on goroutines spinning at once:
+// max(1, CPUs - 1), CPUs being those this process may use (runtime.NumCPU
+// honours the affinity mask), so a goroutine woken from its OS wait always
+// finds a CPU that no spinner holds. A sleeper that finds every slot taken
+// ends with an OS wait straight to its deadline instead, so many sleepers on
+// few cores never snowball into everyone spinning.
+var spinSlots = int32(max(1, min(runtime.NumCPU()-1, math.MaxInt32)))
+
+// spinners counts the goroutines holding a spin slot.
+var spinners atomic.Int32
+
+func tryBeginSpin() bool {
+	if spinners.Add(1) > spinSlots {
+		spinners.Add(-1)
+		return false
+	}
+	return true
+}
+
+func endSpin() { spinners.Add(-1) }
+
+// relativeWaitUntil is the OS wait without an absolute deadline: time.Sleep
+// of what remains. time.Sleep never returns early on the monotonic clock, so
+// this keeps osWaitUntil's contract; it wakes later than clock_nanosleep
+// would (Go's timers have ~1 ms granularity on Linux, more elsewhere), which
+// the estimator learns.
+func relativeWaitUntil(target uint64) osWake {
+	if now := clk().nowNs(); target > now {
+		time.Sleep(durationOf(target - now))
+	}
+	return waitCompleted
+}

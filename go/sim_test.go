@@ -1,0 +1,78 @@
+package keeptime
+
+// simPlatform is simulated time, with the semantics of spec/sleep.md
+// "Vectors" and the Rust core's SimPlatform (crates/keeptime/src/sim.rs): the
+// clock moves only when the algorithm acts. An OS wait issued at now toward t
+// wakes at max(now, t) + o, o the next scripted overshoot (else the default),
+// unless the next scripted interrupt i satisfies now + i < t: then the clock
+// becomes now + i and the wait reports interrupted. relax() advances the
+// clock by spinStep, yield() by yieldStep, reading it costs nothing, and
+// tryBeginSpin answers slotsFree.
+type simPlatform struct {
+	clock            uint64
+	overshoots       []uint64
+	defaultOvershoot uint64
+	interrupts       []uint64
+	spinStep         uint64
+	yieldStep        uint64
+	slotsFree        bool
+	spinning         bool
+	waits            []simWait
+	relaxes, yields  uint64
+	prepares         int
+}
+
+// simWait is one OS wait: [issued, target, woke, interrupted] in the vectors.
+type simWait struct {
+	issued, target, woke uint64
+	interrupted          bool
+}
+
+func newSim(start uint64) *simPlatform {
+	return &simPlatform{clock: start, spinStep: 100, yieldStep: 1_000, slotsFree: true}
+}
+
+func (s *simPlatform) now() uint64 { return s.clock }
+
+func (s *simPlatform) advanceTo(t uint64) { s.clock = max(s.clock, t) }
+
+func (s *simPlatform) osWaitUntil(target uint64) osWake {
+	issued := s.clock
+	if len(s.interrupts) > 0 {
+		after := s.interrupts[0]
+		s.interrupts = s.interrupts[1:]
+		if at := satAdd(issued, after); at < target {
+			s.clock = at
+			s.waits = append(s.waits, simWait{issued, target, at, true})
+			return waitInterrupted
+		}
+	}
+	over := s.defaultOvershoot
+	if len(s.overshoots) > 0 {
+		over, s.overshoots = s.overshoots[0], s.overshoots[1:]
+	}
+	s.clock = satAdd(max(issued, target), over)
+	s.waits = append(s.waits, simWait{issued, target, s.clock, false})
+	return waitCompleted
+}
+
+func (s *simPlatform) relax() {
+	s.clock = satAdd(s.clock, s.spinStep)
+	s.relaxes++
+}
+
+func (s *simPlatform) yield() {
+	s.clock = satAdd(s.clock, s.yieldStep)
+	s.yields++
+}
+
+func (s *simPlatform) tryBeginSpin() bool {
+	if s.slotsFree {
+		s.spinning = true
+	}
+	return s.slotsFree
+}
+
+func (s *simPlatform) endSpin() { s.spinning = false }
+
+func (s *simPlatform) prepareThread() { s.prepares++ }

@@ -1,0 +1,32 @@
+//go:build !linux
+
+package keeptime
+
+import (
+	"errors"
+	"runtime"
+	"time"
+)
+
+// Other operating systems: the documented fallback. The clock is Go's
+// monotonic reading (nanoseconds since the package's first use), the OS wait
+// is time.Sleep of the remaining time (relative: it never returns early,
+// but how late it wakes is the Go runtime's timer granularity, about 1 ms,
+// and up to 15.6 ms on Windows without a raised timer resolution), then the
+// spin finishes the sleep as on Linux. There is no timer slack to set; the
+// estimator learns the larger overshoot and spins for it, so waits stay
+// never-early and precise at a higher CPU cost than on Linux.
+
+// hasAbsoluteWait reports whether OS waits take an absolute deadline.
+const hasAbsoluteWait = false
+
+func monotonicOffset(time.Time) (uint64, bool) { return 0, false }
+
+func osWaitUntil(target uint64, _ bool) osWake { return relativeWaitUntil(target) }
+
+// osYield lets other goroutines run on this P.
+func osYield() { runtime.Gosched() }
+
+var errNoTimerSlack = errors.New("keeptime: timer slack exists only on Linux")
+
+func timerSlackNs() (uint64, error) { return 0, errNoTimerSlack }

@@ -1,0 +1,282 @@
+package keeptime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MissedTicks is what a Ticker does when Wait is called after the next
+// deadline already passed (the loop body overran). The zero value is Skip.
+//
+// Timelines for a 10 ms period (deadlines at 10, 20, 30, … ms) where the
+// loop body after tick #2 overran from 20 ms to 47 ms; "#k@t" means Wait
+// returned slot k at t ms:
+//
+//	deadlines  10    20    30    40    50    60    70
+//	                 |--- body overruns ---|47
+//	Skip       #1@10 #2@20 #4@47 (skipped 1, lateness 7)   #5@50 #6@60   phase kept
+//	Burst      #1@10 #2@20 #3@47 #4@47 (lateness 17, 7)    #5@50 #6@60   every slot served
+//	Delay      #1@10 #2@20 #3@47 (lateness 17)  #4@57 #5@67 #6@77        rate kept, phase shifted
+//
+// Precisely, with slot k due at d_k and Wait called at now > d_k:
+//   - Skip delivers at once the latest slot j with d_j <= now, reports
+//     Skipped = j - k slots that were never delivered, and continues with
+//     d_{j+1}: the schedule keeps its phase and there is never more than one
+//     late tick in a row. The default, because a control, audio or game loop
+//     that fell behind wants the current slot, not a burst of stale ones,
+//     and must not drift.
+//   - Burst delivers slot k at once and keeps every later deadline: Wait
+//     returns immediately until the ticker is back on time. For loops that
+//     must process every slot (counting, sampling).
+//   - Delay delivers slot k at once and restarts the schedule from now:
+//     d_{k+1} = now + period. The rate is kept, the phase is not.
+type MissedTicks int
+
+const (
+	// Skip delivers the latest passed slot now and drops the ones before it
+	// (the default).
+	Skip MissedTicks = iota
+	// Burst delivers missed slots immediately, one per Wait, until caught up.
+	Burst
+	// Delay delivers the late slot now and restarts the schedule from now.
+	Delay
+)
+
+// String returns "skip", "burst" or "delay".
+func (m MissedTicks) String() string {
+	switch m {
+	case Skip:
+		return "skip"
+	case Burst:
+		return "burst"
+	case Delay:
+		return "delay"
+	}
+	return fmt.Sprintf("MissedTicks(%d)", int(m))
+}
+
+// ParseMissedTicks parses "skip", "burst" or "delay" (any case).
+func ParseMissedTicks(s string) (MissedTicks, error) {
+	for _, m := range []MissedTicks{Skip, Burst, Delay} {
+		if strings.EqualFold(s, m.String()) {
+			return m, nil
+		}
+	}
+	return Skip, fmt.Errorf("keeptime: unknown missed-tick policy %q (want skip, burst or delay)", s)
+}
+
+// ErrInvalidPeriod is returned (wrapped) for a zero or negative ticker period.
+var ErrInvalidPeriod = errors.New("keeptime: ticker period must be positive")
+
+// Tick describes one slot delivered by Ticker.Wait.
+type Tick struct {
+	// Index is the slot number k (the first tick is 1), due at
+	// start + k·period (for Delay, counted from the latest restart).
+	Index uint64
+	// Scheduled is when the slot was due.
+	Scheduled time.Time
+	// Lateness is how long after Scheduled the slot was delivered (0 if
+	// earlier, which only Efficient mode can do).
+	Lateness time.Duration
+	// Skipped is the number of slots dropped just before this one (Skip only).
+	Skipped uint64
+}
+
+// TickerStats are a Ticker's counters since it was created.
+type TickerStats struct {
+	// Ticks is the number of slots delivered.
+	Ticks uint64 `json:"ticks"`
+	// Missed counts deadlines that had passed when Wait was called: late
+	// deliveries plus skipped slots.
+	Missed uint64 `json:"missed"`
+	// Skipped counts slots dropped by Skip.
+	Skipped uint64 `json:"skipped"`
+	// WorstLateness is the largest Lateness of any delivered tick.
+	WorstLateness time.Duration `json:"worst_lateness_ns"`
+}
+
+// A Ticker delivers slots on a fixed-rate, absolute schedule: slot k
+// (k = 1, 2, …) is due at start + k·period, where start is when the ticker
+// was created (or last Reset). Deadlines are computed from the start, never
+// accumulated from "now", so the loop does not drift however late its body
+// runs.
+//
+// Unlike time.Ticker there is no channel and no background timer: Wait
+// blocks the calling goroutine with a precise sleep (an Exact Sleeper of the
+// ticker's own) until the next slot, and returns what happened. When the
+// loop body overran a deadline, the MissedTicks policy decides.
+//
+// Cost per tick: one clock read plus one precise sleep (see Sleeper).
+// A Ticker is not safe for concurrent use.
+type Ticker struct {
+	sleeper *Sleeper
+	sched   schedule
+}
+
+// NewTicker returns a ticker with the given period and missed-tick policy,
+// starting now. A zero or negative period returns an error wrapping
+// ErrInvalidPeriod.
+func NewTicker(period time.Duration, policy MissedTicks) (*Ticker, error) {
+	return newTickerOn(NewSleeper(Exact), period, policy)
+}
+
+func newTickerOn(s *Sleeper, period time.Duration, policy MissedTicks) (*Ticker, error) {
+	if period <= 0 {
+		return nil, fmt.Errorf("%w (got %v)", ErrInvalidPeriod, period)
+	}
+	start := s.platform().now()
+	return &Ticker{sleeper: s, sched: newSchedule(start, uint64(period), policy)}, nil
+}
+
+// Wait blocks until the next slot is due (or returns at once if it already
+// passed) and describes the slot delivered.
+func (t *Ticker) Wait() Tick {
+	p := t.sleeper.platform()
+	tk, deadline, wait := t.sched.poll(p.now())
+	if wait {
+		tk = t.sched.woke(t.sleeper.sleepUntilNs(deadline))
+	}
+	return Tick{
+		Index:     tk.index,
+		Scheduled: t.timeOf(tk.scheduledNs),
+		Lateness:  durationOf(tk.latenessNs),
+		Skipped:   tk.skipped,
+	}
+}
+
+func (t *Ticker) timeOf(ns uint64) time.Time {
+	if sys, ok := t.sleeper.platform().(*system); ok {
+		return sys.c.timeOf(ns)
+	}
+	return time.Unix(0, 0).Add(durationOf(ns)) // simulated: ns since an arbitrary origin
+}
+
+// Stats returns the counters since the ticker was created.
+func (t *Ticker) Stats() TickerStats {
+	st := t.sched.stats
+	return TickerStats{
+		Ticks:         st.ticks,
+		Missed:        st.missed,
+		Skipped:       st.skipped,
+		WorstLateness: durationOf(st.worstLatenessNs),
+	}
+}
+
+// Reset restarts the schedule from now: the next slot is due one period
+// from now. Slot numbers continue.
+func (t *Ticker) Reset() {
+	t.sched.reset(t.sleeper.platform().now())
+}
+
+// SetPeriod changes the period: the next slot is due one new period after
+// the last delivered slot's deadline (or after the start if none was
+// delivered). A zero or negative period returns an error wrapping
+// ErrInvalidPeriod and leaves the ticker unchanged.
+func (t *Ticker) SetPeriod(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w (got %v)", ErrInvalidPeriod, d)
+	}
+	t.sched.setPeriod(uint64(d))
+	return nil
+}
+
+// Period returns the current period.
+func (t *Ticker) Period() time.Duration { return durationOf(t.sched.periodNs) }
+
+// Policy returns the missed-tick policy.
+func (t *Ticker) Policy() MissedTicks { return t.sched.policy }
+
+// NextDeadline returns when the next slot is due.
+func (t *Ticker) NextDeadline() time.Time { return t.timeOf(t.sched.nextDeadline()) }
+
+// SetMode switches the mode of the ticker's sleeper (default Exact);
+// Efficient ticks cost almost no CPU and may be delivered a few µs early.
+func (t *Ticker) SetMode(m Mode) { t.sleeper.SetMode(m) }
+
+// schedule is the pure state machine of spec/ticker.md: deadlines, policies
+// and stats, with no clock of its own (spec/vectors/ticker.json drives it).
+type schedule struct {
+	periodNs  uint64
+	policy    MissedTicks
+	baseNs    uint64
+	baseIndex uint64
+	nextIndex uint64
+	stats     scheduleStats
+}
+
+type scheduleStats struct {
+	ticks, missed, skipped, worstLatenessNs uint64
+}
+
+type tickNs struct {
+	index, scheduledNs, latenessNs, skipped uint64
+}
+
+// newSchedule: slot k due at startNs + k·periodNs; periodNs must be > 0.
+func newSchedule(startNs, periodNs uint64, policy MissedTicks) schedule {
+	return schedule{periodNs: periodNs, policy: policy, baseNs: startNs, nextIndex: 1}
+}
+
+func (s *schedule) deadline(index uint64) uint64 {
+	return satAdd(satMul(index-s.baseIndex, s.periodNs), s.baseNs)
+}
+
+func (s *schedule) nextDeadline() uint64 { return s.deadline(s.nextIndex) }
+
+// poll is Wait called at now: either wait until deadline (wait == true, then
+// call woke), or a tick delivered at once.
+func (s *schedule) poll(now uint64) (t tickNs, deadline uint64, wait bool) {
+	due := s.nextDeadline()
+	if now < due {
+		return tickNs{}, due, true
+	}
+	index, skipped := s.nextIndex, uint64(0)
+	scheduled := due
+	switch s.policy {
+	case Delay:
+		s.baseNs, s.baseIndex = now, index
+	case Burst:
+	default: // Skip, and any out-of-range value
+		skipped = (now - due) / s.periodNs
+		index = satAdd(index, skipped)
+		scheduled = s.deadline(index)
+	}
+	s.nextIndex = satAdd(index, 1)
+	if now > due {
+		s.stats.missed = satAdd(s.stats.missed, satAdd(1, skipped))
+		s.stats.skipped = satAdd(s.stats.skipped, skipped)
+	}
+	return s.record(index, scheduled, now, skipped), 0, false
+}
+
+// woke: the wait asked for by poll ended at wokeNs.
+func (s *schedule) woke(wokeNs uint64) tickNs {
+	index, scheduled := s.nextIndex, s.nextDeadline()
+	s.nextIndex = satAdd(index, 1)
+	return s.record(index, scheduled, wokeNs, 0)
+}
+
+func (s *schedule) record(index, scheduled, at, skipped uint64) tickNs {
+	late := satSub(at, scheduled)
+	s.stats.ticks = satAdd(s.stats.ticks, 1)
+	s.stats.worstLatenessNs = max(s.stats.worstLatenessNs, late)
+	return tickNs{index: index, scheduledNs: scheduled, latenessNs: late, skipped: skipped}
+}
+
+// reset: the next slot is due one period after now.
+func (s *schedule) reset(now uint64) {
+	s.baseNs, s.baseIndex = now, s.nextIndex-1
+}
+
+// setPeriod: the next slot is due one new period after the last delivered
+// slot's deadline. p == 0 is rejected (the schedule is unchanged).
+func (s *schedule) setPeriod(p uint64) bool {
+	if p == 0 {
+		return false
+	}
+	last := s.nextIndex - 1
+	s.baseNs, s.baseIndex, s.periodNs = s.deadline(last), last, p
+	return true
+}
