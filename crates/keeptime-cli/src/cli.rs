@@ -1,0 +1,269 @@
+//! The command line, and nothing else: clap definitions and value parsers.
+
+use crate::bench::plan::MAX_DURATION_NS;
+use crate::bench::Method;
+use crate::duration::{self, DurationError};
+use clap::{Args, Parser, Subcommand};
+
+/// Wait exactly as long as you asked, at the CPU cost of a sleep, and know
+/// what this machine's clocks and timers really do.
+#[derive(Debug, Parser)]
+#[command(
+    name = "keeptime",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare every way of waiting on this machine: accuracy and CPU cost.
+    #[command(long_about = BENCH_ABOUT)]
+    Bench(BenchArgs),
+    /// Inspect the machine's clocks and timers: resolution, granularity,
+    /// read cost, monotonicity, clocksource, timer slack, idle states.
+    Clocks(ClocksArgs),
+    /// Sleep precisely (keeptime's exact mode); arguments add up, like GNU sleep.
+    Sleep(SleepArgs),
+}
+
+const BENCH_ABOUT: &str = "\
+Compare every way of waiting on this machine: accuracy and CPU cost.
+
+Each sample reads CLOCK_MONOTONIC, asks the method to wait until that reading
+plus the duration (the deadline), and records
+
+  error = first clock reading after the wait − deadline   (signed ns; < 0 is early)
+
+Per method and duration: min, mean, σ, p50, p90, p99, p99.9, max of the
+error, the number of early returns, and
+
+  CPU % = thread CPU time (CLOCK_THREAD_CPUTIME_ID) ÷ wall time
+
+over the measured samples. Every method runs after a warm-up, with its timer
+slack set explicitly (see --list). By default the whole run fits in a time
+budget of about 45 s with at least 200–2000 samples per cell.";
+
+/// `keeptime bench` options.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// List the methods, one line each, and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Methods to run, comma-separated (default: all; see --list).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_method,
+        allow_hyphen_values = true
+    )]
+    pub methods: Vec<Method>,
+
+    /// Wait durations, comma-separated, with units ns, us (µs), ms, s
+    /// [default: 10ms,1ms,100us,10us].
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_bench_duration,
+        allow_hyphen_values = true
+    )]
+    pub durations: Vec<u64>,
+
+    /// Exact number of measured samples per method and duration (by default
+    /// chosen to fit the time budget).
+    #[arg(long, value_name = "N", value_parser = parse_samples, allow_hyphen_values = true)]
+    pub samples: Option<u64>,
+
+    /// Warm-up waits per method and duration before measuring (by default
+    /// about 50 ms worth, 10–1000).
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
+    pub warmup: Option<u64>,
+
+    /// Overall time limit, e.g. 30s; sample counts are scaled down to fit
+    /// [default: 45s, or none with --samples].
+    #[arg(long, value_name = "DURATION", value_parser = parse_budget, allow_hyphen_values = true)]
+    pub budget: Option<u64>,
+
+    /// Pin the measuring thread to this CPU (sched_setaffinity).
+    #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
+    pub pin: Option<u32>,
+
+    /// Run the measuring thread under SCHED_FIFO at this priority (1–99);
+    /// needs CAP_SYS_NICE or an RLIMIT_RTPRIO (ulimit -r) of at least N.
+    #[arg(long, value_name = "N", value_parser = parse_priority, allow_hyphen_values = true)]
+    pub priority: Option<u32>,
+
+    /// Write the results in the keeptime bench format (spec/bench-result.md); `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<String>,
+
+    /// Write one CSV row per method and duration; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<String>,
+
+    /// Write the tables as Markdown; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<String>,
+
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `keeptime clocks` options.
+#[derive(Debug, Args)]
+pub struct ClocksArgs {
+    /// Print the whole report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `keeptime sleep` options.
+#[derive(Debug, Args)]
+pub struct SleepArgs {
+    /// How long: a number and a unit (ns, us, µs, ms, s, min, h); a bare
+    /// number is seconds. Several durations add up.
+    #[arg(
+        value_name = "DURATION",
+        required = true,
+        num_args = 1..,
+        value_parser = parse_sleep_duration,
+        allow_negative_numbers = true
+    )]
+    pub durations: Vec<u64>,
+
+    /// Print how late it woke after the deadline.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// `--methods` item.
+pub fn parse_method(s: &str) -> Result<Method, String> {
+    s.parse()
+        .map_err(|e: crate::bench::methods::UnknownMethod| e.to_string())
+}
+
+/// `--durations` item: 1 ns to 1 h.
+pub fn parse_bench_duration(s: &str) -> Result<u64, String> {
+    let too_long = || format!("duration '{s}' is too long for a bench: at most 1h per wait");
+    let ns = duration::parse_ns(s).map_err(|e| match e {
+        DurationError::TooLong(_) => too_long(),
+        e => e.to_string(),
+    })?;
+    if ns == 0 {
+        return Err(format!(
+            "zero duration '{s}': bench durations must be at least 1ns, e.g. 10us"
+        ));
+    }
+    if ns > MAX_DURATION_NS {
+        return Err(too_long());
+    }
+    Ok(ns)
+}
+
+/// `sleep` operand: any duration, bare numbers in seconds.
+pub fn parse_sleep_duration(s: &str) -> Result<u64, String> {
+    duration::parse_ns_default_seconds(s).map_err(|e: DurationError| e.to_string())
+}
+
+/// `--budget`: a positive duration.
+pub fn parse_budget(s: &str) -> Result<u64, String> {
+    match duration::parse_ns(s) {
+        Ok(0) => Err(format!(
+            "zero budget '{s}': the budget must be more than 0, e.g. 30s"
+        )),
+        Ok(ns) => Ok(ns),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A non-negative whole number, with messages for the usual mistakes.
+fn parse_whole(s: &str, what: &str, example: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "negative {what} '{s}': expected a whole number, e.g. {example}"
+        ));
+    }
+    t.parse::<u64>().map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => {
+            format!("{what} '{s}' is too large: at most {}", u64::MAX)
+        }
+        _ => format!("invalid {what} '{s}': expected a whole number, e.g. {example}"),
+    })
+}
+
+/// `--samples`: at least 1.
+pub fn parse_samples(s: &str) -> Result<u64, String> {
+    match parse_whole(s, "sample count", "1000")? {
+        0 => Err(format!(
+            "zero samples '{s}': at least 1 sample is needed, e.g. --samples 1000"
+        )),
+        n if n > crate::bench::plan::MAX_SAMPLES => Err(format!(
+            "sample count '{s}' is too large: at most {} per cell",
+            crate::bench::plan::MAX_SAMPLES
+        )),
+        n => Ok(n),
+    }
+}
+
+/// `--warmup`: 0 or more.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    parse_whole(s, "warm-up count", "20")
+}
+
+/// `--pin`: a CPU number.
+pub fn parse_cpu(s: &str) -> Result<u32, String> {
+    let n = parse_whole(s, "CPU number", "0")?;
+    u32::try_from(n).map_err(|_| format!("CPU number '{s}' is too large"))
+}
+
+/// `--priority`: 1–99.
+pub fn parse_priority(s: &str) -> Result<u32, String> {
+    let n = parse_whole(s, "priority", "50")?;
+    if (1..=99).contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(format!(
+            "priority '{s}' is out of range: SCHED_FIFO priorities are 1 to 99"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn value_errors_name_the_value() {
+        assert!(parse_samples("0").unwrap_err().contains("'0'"));
+        assert!(parse_samples("-5").unwrap_err().contains("negative"));
+        assert!(parse_samples("abc").unwrap_err().contains("'abc'"));
+        assert!(parse_samples("99999999999999999999999")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_priority("0").unwrap_err().contains("1 to 99"));
+        assert!(parse_bench_duration("0ms")
+            .unwrap_err()
+            .contains("at least 1ns"));
+        assert!(parse_bench_duration("2h").unwrap_err().contains("1h"));
+        assert!(parse_budget("0s").unwrap_err().contains("more than 0"));
+        assert!(parse_method("nope").unwrap_err().contains("'nope'"));
+        assert_eq!(parse_sleep_duration("1.5"), Ok(1_500_000_000));
+    }
+}

@@ -1,0 +1,42 @@
+//! The `keeptime` command's parts, one module per noun (hyperfine's layout):
+//!
+//! * [`cli`]: the command line (clap definitions only).
+//! * [`duration`]: durations as people type them (`2.5ms`, `250µs`).
+//! * [`bench`]: the methods, the plan, the runner, the statistics, the result document.
+//! * [`export`]: one file per export format behind one trait.
+//! * [`output`]: units, tables, verdicts, progress bar.
+//! * [`clocks`], [`sleep`]: the other two subcommands.
+//! * [`sched`]: `--pin` and `--priority`.
+//!
+//! The binary (`src/main.rs`) is a short pipeline over these; they live in a
+//! library so the duration parser can be fuzzed and everything unit-tested.
+
+pub mod bench;
+pub mod cli;
+pub mod clocks;
+pub mod duration;
+pub mod export;
+pub mod output;
+pub mod sched;
+pub mod sleep;
+
+use std::fmt;
+
+/// An error in what the user asked for: printed as one line, exit status 2
+/// (like clap's own usage errors).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+impl From<sched::SchedError> for UsageError {
+    fn from(e: sched::SchedError) -> Self {
+        UsageError(e.to_string())
+    }
+}

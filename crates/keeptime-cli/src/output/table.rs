@@ -1,0 +1,170 @@
+//! The per-duration result table, built once and rendered either for a
+//! terminal (aligned, best figures in colour and starred) or as Markdown.
+
+use super::format;
+use crate::bench::CellResult;
+use std::fmt::Write as _;
+
+/// Column headers of the result table.
+pub const HEADERS: [&str; 10] = [
+    "method",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "mean ± σ",
+    "early",
+    "CPU",
+    "samples",
+];
+
+/// One table cell: its text and whether it is the best in its column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// What is printed.
+    pub text: String,
+    /// Best figure of its column (closest to zero error, or least CPU).
+    pub best: bool,
+}
+
+/// The rows of one duration's table.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// One row per method, each with [`HEADERS`]`.len()` cells.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// Marks the minimum of `key` over `rows` (all ties) when there are two rows or more.
+fn best_of(results: &[&CellResult], key: impl Fn(&CellResult) -> f64) -> Vec<bool> {
+    let keys: Vec<f64> = results.iter().map(|r| key(r)).collect();
+    let min = keys.iter().copied().fold(f64::INFINITY, f64::min);
+    keys.iter()
+        .map(|&k| results.len() > 1 && k == min)
+        .collect()
+}
+
+impl Table {
+    /// The table of `results` (one duration's cells, in run order).
+    pub fn new(results: &[&CellResult]) -> Table {
+        let abs = |f: fn(&CellResult) -> i64| move |r: &CellResult| (f(r) as f64).abs();
+        let best = [
+            best_of(results, abs(|r| r.stats.p50_ns)),
+            best_of(results, abs(|r| r.stats.p90_ns)),
+            best_of(results, abs(|r| r.stats.p99_ns)),
+            best_of(results, abs(|r| r.stats.p999_ns)),
+            best_of(results, abs(|r| r.stats.max_ns)),
+            best_of(results, |r| r.stats.mean_ns.abs()),
+            best_of(results, |r| r.stats.cpu_percent),
+        ];
+        let rows = results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = &r.stats;
+                let cell = |text: String, best: bool| Cell { text, best };
+                vec![
+                    cell(r.method.clone(), false),
+                    cell(format::ns(s.p50_ns), best[0][i]),
+                    cell(format::ns(s.p90_ns), best[1][i]),
+                    cell(format::ns(s.p99_ns), best[2][i]),
+                    cell(format::ns(s.p999_ns), best[3][i]),
+                    cell(format::ns(s.max_ns), best[4][i]),
+                    cell(format::mean_sd(s.mean_ns, s.stddev_ns), best[5][i]),
+                    cell(s.early.to_string(), false),
+                    cell(format::percent(s.cpu_percent), best[6][i]),
+                    cell(s.samples.to_string(), false),
+                ]
+            })
+            .collect();
+        Table { rows }
+    }
+
+    /// Aligned text: the method left-aligned, numbers right-aligned, best
+    /// figures followed by `*` (and bold green when `color`).
+    pub fn render_text(&self, color: bool) -> String {
+        // (plain text for width, styled text to print) per cell.
+        let header: Vec<(String, String)> = HEADERS
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let plain = if i == 0 {
+                    h.to_string()
+                } else {
+                    format!("{h} ")
+                };
+                let styled = if color {
+                    console::style(&plain).bold().to_string()
+                } else {
+                    plain.clone()
+                };
+                (plain, styled)
+            })
+            .collect();
+        let body: Vec<Vec<(String, String)>> = self
+            .rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let plain = match (i, c.best) {
+                            (0, _) => c.text.clone(),
+                            (_, true) => format!("{}*", c.text),
+                            (_, false) => format!("{} ", c.text),
+                        };
+                        let styled = if color && c.best {
+                            console::style(&plain).green().bold().to_string()
+                        } else {
+                            plain.clone()
+                        };
+                        (plain, styled)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut widths = vec![0usize; HEADERS.len()];
+        for line in std::iter::once(&header).chain(&body) {
+            for (w, (plain, _)) in widths.iter_mut().zip(line) {
+                *w = (*w).max(plain.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for line in std::iter::once(&header).chain(&body) {
+            let mut text = String::new();
+            for (i, (plain, styled)) in line.iter().enumerate() {
+                let fill = " ".repeat(widths[i] - plain.chars().count());
+                if i == 0 {
+                    let _ = write!(text, "  {styled}{fill}");
+                } else {
+                    let _ = write!(text, "  {fill}{styled}");
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A Markdown table, best figures in bold.
+    pub fn render_markdown(&self) -> String {
+        let mut out = String::new();
+        out.push_str("| ");
+        out.push_str(&HEADERS.join(" | "));
+        out.push_str(" |\n|:---|");
+        out.push_str(&"---:|".repeat(HEADERS.len() - 1));
+        out.push('\n');
+        for row in &self.rows {
+            out.push('|');
+            for c in row {
+                if c.best {
+                    let _ = write!(out, " **{}** |", c.text);
+                } else {
+                    let _ = write!(out, " {} |", c.text);
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
