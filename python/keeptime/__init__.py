@@ -5,14 +5,16 @@ CPU cost of a sleep, fixed-rate tickers that do not drift, and an honest
 report on the machine's clocks. The waiting runs in Rust (the ``keeptime``
 crate) with the GIL released.
 
->>> import time, keeptime
+>>> import itertools, time, keeptime
 >>> keeptime.sleep(0.0001)                       # 100 µs, like time.sleep
 >>> deadline = time.monotonic_ns() + 2_000_000
 >>> keeptime.sleep_until_ns(deadline) >= deadline  # never early
 True
 >>> ticker = keeptime.Ticker(0.001)               # 1 kHz, absolute schedule
->>> [tick.index for tick, _ in zip(ticker, range(3))]
+>>> [tick.index for tick in itertools.islice(ticker, 3)]
 [1, 2, 3]
+>>> keeptime.clocks().clock("MONOTONIC").read_cost_ns > 0   # the clock report
+True
 
 The clock is ``time.monotonic_ns()`` (``CLOCK_MONOTONIC`` on Linux, the same
 clock as ``time.perf_counter_ns()`` there).
@@ -29,14 +31,32 @@ from keeptime._keeptime import (
     sleep_ns,
     sleep_until_ns,
 )
+from keeptime._clocks import (
+    ClockInfo,
+    ClockReport,
+    Finding,
+    IdleState,
+    MachineInfo,
+    TscInfo,
+    Virtualization,
+    clocks,
+)
 
 __all__ = [
+    "ClockInfo",
+    "ClockReport",
+    "Finding",
+    "IdleState",
+    "MachineInfo",
     "Schedule",
     "Sleeper",
     "Tick",
     "Ticker",
     "TickerStats",
+    "TscInfo",
+    "Virtualization",
     "__version__",
+    "clocks",
     "sleep",
     "sleep_ns",
     "sleep_until_ns",

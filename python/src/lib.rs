@@ -1,5 +1,7 @@
 //! The native half of the `keeptime` Python package: `keeptime._keeptime`.
 
+mod bench;
+mod clocks;
 mod convert;
 mod sleeper;
 mod ticker;
@@ -18,5 +20,9 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ticker::PyTick>()?;
     m.add_class::<ticker::PyTickerStats>()?;
     m.add_class::<ticker::PySchedule>()?;
+    m.add_function(wrap_pyfunction!(clocks::_clocks_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_timer_slack_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_set_timer_slack_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_measure_core, m)?)?;
     Ok(())
 }

@@ -1,0 +1,54 @@
+//! Native helpers for `python -m keeptime bench` (private: `keeptime._keeptime._*`).
+
+use crate::convert::mode_arg;
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+
+/// The calling thread's Linux timer slack in ns, or None where there is none.
+#[pyfunction]
+pub fn _timer_slack_ns() -> Option<u64> {
+    keeptime::os::timer_slack_ns().ok()
+}
+
+/// Sets the calling thread's Linux timer slack (ns >= 1).
+#[pyfunction]
+pub fn _set_timer_slack_ns(ns: u64) -> PyResult<()> {
+    keeptime::os::set_timer_slack_ns(ns).map_err(|e| PyOSError::new_err(e.to_string()))
+}
+
+/// The bench's reference row: a `keeptime::Sleeper` in `mode` driven by a
+/// Rust loop (no Python between the waits), sleep-style like the Python
+/// rows: `warmup` unrecorded waits, then `samples` waits of `duration_ns`,
+/// each error the first clock reading after the wait minus its deadline.
+/// Returns `(errors, wall_ns, cpu_ns)`; the GIL is released throughout.
+#[pyfunction]
+pub fn _measure_core(
+    py: Python<'_>,
+    mode: &str,
+    duration_ns: u64,
+    samples: usize,
+    warmup: usize,
+) -> PyResult<(Vec<i64>, u64, u64)> {
+    let mode = mode_arg(mode)?;
+    Ok(py.detach(|| {
+        let mut sleeper = keeptime::Sleeper::builder().mode(mode).build();
+        let wait = |sleeper: &mut keeptime::Sleeper| {
+            let deadline = keeptime::os::monotonic_ns().saturating_add(duration_ns);
+            sleeper.sleep_until_ns(deadline);
+            let woke = keeptime::os::monotonic_ns();
+            woke as i64 - deadline as i64
+        };
+        for _ in 0..warmup {
+            wait(&mut sleeper);
+        }
+        let mut errors = Vec::with_capacity(samples);
+        let cpu_start = keeptime::os::thread_cpu_ns();
+        let wall_start = keeptime::os::monotonic_ns();
+        for _ in 0..samples {
+            errors.push(wait(&mut sleeper));
+        }
+        let wall = keeptime::os::monotonic_ns() - wall_start;
+        let cpu = keeptime::os::thread_cpu_ns() - cpu_start;
+        (errors, wall, cpu)
+    }))
+}
