@@ -1,0 +1,38 @@
+# The Java library (java/, issue 6): pure Java, Maven, JDK 17 baseline with a
+# JDK 22+ variant (FFM timer slack) in a multi-release jar.
+#
+#   make test-java    JDK 25 builds the multi-release jar and runs the JUnit
+#                     suite against that jar on JDK 25 and on JDK 17; then JDK 17
+#                     builds and tests on its own (the baseline build).
+#   make bench-java   the Java benchmark on JDK 25 (timer slack 1 ns via FFM),
+#                     then the same jar on JDK 17, side by side.
+#
+# Maven downloads its plugins and the test dependencies (JUnit, Jackson) from
+# Maven Central on the first run; later runs work offline.
+
+JDK17_HOME ?= $(firstword $(wildcard /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-17-jdk-amd64 /usr/lib/jvm/java-17-openjdk))
+JDK25_HOME ?= $(firstword $(wildcard /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/java-25-openjdk-amd64 /usr/lib/jvm/java-25-openjdk))
+MVN ?= mvn
+# Maven 3.8's Guava touches sun.misc.Unsafe: keep JDK 25's warning out of the output.
+MVN_25 := cd java && JAVA_HOME=$(JDK25_HOME) MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow" $(MVN) -q -B -Dstyle.color=never
+MVN_17 := cd java && JAVA_HOME=$(JDK17_HOME) $(MVN) -q -B -Dstyle.color=never
+JAVA_JAR := java/target/keeptime-0.1.0.jar
+JAVA_BENCH_ARGS ?=
+
+TEST_TARGETS += test-java
+
+.PHONY: test-java bench-java java-jar
+
+test-java:
+	@test -x "$(JDK17_HOME)/bin/java" || { echo "test-java: no JDK 17 (set JDK17_HOME)"; exit 1; }
+	@test -x "$(JDK25_HOME)/bin/java" || { echo "test-java: no JDK 25 (set JDK25_HOME)"; exit 1; }
+	$(MVN_25) verify -Dkeeptime.jdk17=$(JDK17_HOME)
+	$(MVN_17) verify -Dkeeptime.buildDir=target/jdk17
+	@echo "test-java: JUnit suite passed on JDK 25 and JDK 17 (multi-release jar built by JDK 25), and on a JDK 17 build"
+
+java-jar:
+	$(MVN_25) package -DskipITs
+
+bench-java: java-jar
+	$(JDK25_HOME)/bin/java -jar $(JAVA_JAR) $(JAVA_BENCH_ARGS)
+	$(JDK17_HOME)/bin/java -jar $(JAVA_JAR) $(JAVA_BENCH_ARGS)
