@@ -1,15 +1,245 @@
 package dev.keeptime.bench;
 
-/** Placeholder. */
+import dev.keeptime.ClockReport;
+import dev.keeptime.Clocks;
+import dev.keeptime.TimerSlack;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * The Java benchmark: {@code Thread.sleep}, {@code LockSupport.parkNanos}, a
+ * busy loop on {@code System.nanoTime()} and keeptime, side by side in one
+ * JVM at 10 µs, 100 µs, 1 ms and 10 ms.
+ *
+ * <pre>
+ * make bench-java                                   # JDK 25, then JDK 17, same jar
+ * java -jar java/target/keeptime-0.1.0.jar [--scale 0.25] [--export-json FILE]
+ * </pre>
+ *
+ * <p>Error of one wait = first {@code System.nanoTime()} after it returned −
+ * its deadline ({@code nanoTime()} read just before + d). CPU % = the waiting
+ * thread's CPU time ({@code ThreadMXBean.getCurrentThreadCpuTime()}) ÷ wall
+ * time over its samples. Each method runs on its own long-lived thread, started
+ * by the main thread (which never changes its timer slack), so one method's
+ * timer slack or learned margins never leak into another's; the methods take
+ * turns in rounds, so slow drifts of the machine hit all of them alike.
+ */
 public final class Bench {
+    private static final long US = 1_000;
+    private static final long MS = 1_000_000;
+    private static final long[][] CELLS = {
+        // duration ns, samples per method
+        {10 * US, 5_000},
+        {100 * US, 3_000},
+        {MS, 1_000},
+        {10 * MS, 150},
+    };
+    private static final int ROUNDS = 5;
+    private static final long WARMUP_TARGET_NS = 50 * MS;
+
     private Bench() {}
 
     /**
-     * Entry point.
+     * Runs the benchmark.
      *
-     * @param args arguments
+     * @param args {@code [--scale X] [--export-json FILE]}
+     * @throws Exception if a worker fails or the export cannot be written
      */
-    public static void main(String[] args) {
-        System.out.println(dev.keeptime.Clocks.inspect());
+    public static void main(String[] args) throws Exception {
+        double scale = 1.0;
+        Path export = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--scale":
+                    scale = Double.parseDouble(args[++i]);
+                    break;
+                case "--export-json":
+                    export = Path.of(args[++i]);
+                    break;
+                case "-h":
+                case "--help":
+                    System.out.println("usage: java -jar keeptime.jar [--scale X] [--export-json FILE]");
+                    return;
+                default:
+                    System.err.println("unknown argument: " + args[i] + " (try --help)");
+                    System.exit(2);
+            }
+        }
+        String created = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+        ClockReport clocks = Clocks.inspect();
+        Machine machine = Machine.detect(clocks);
+        List<Method> methods = new ArrayList<>();
+        for (Method m : Method.values()) {
+            if (!m.needsSlackControl || TimerSlack.isSupported()) {
+                methods.add(m);
+            }
+        }
+        System.out.println("keeptime Java benchmark: " + System.getProperty("java.vm.name") + " " + Runtime.version()
+                + "; timer slack: " + TimerSlack.mechanism());
+        System.out.println("machine: " + machine);
+        System.out.print(clocks);
+        System.out.println("all methods in one JVM, " + ROUNDS + " interleaved rounds per duration; "
+                + "error = first nanoTime after return − deadline");
+
+        List<Worker> workers = new ArrayList<>();
+        for (Method m : methods) {
+            workers.add(new Worker(m));
+        }
+        List<ResultJson.Cell> results = new ArrayList<>();
+        List<Long> durations = new ArrayList<>();
+        for (long[] cell : CELLS) {
+            long d = cell[0];
+            durations.add(d);
+            int perRound = (int) Math.max(20, cell[1] * scale / ROUNDS);
+            int warmup = (int) Math.max(20, Math.min(1_000, WARMUP_TARGET_NS / (d + 60 * US)));
+            for (Worker w : workers) {
+                w.run(d, warmup, 0);
+            }
+            List<long[]> errors = new ArrayList<>();
+            long[] cpu = new long[workers.size()];
+            long[] wall = new long[workers.size()];
+            Long[] slack = new Long[workers.size()];
+            for (int i = 0; i < workers.size(); i++) {
+                errors.add(new long[perRound * ROUNDS]);
+            }
+            for (int r = 0; r < ROUNDS; r++) {
+                for (int i = 0; i < workers.size(); i++) {
+                    Worker.Result res = workers.get(i).run(d, 0, perRound);
+                    System.arraycopy(res.errors, 0, errors.get(i), r * perRound, perRound);
+                    cpu[i] += res.cpuNs;
+                    wall[i] += res.wallNs;
+                    slack[i] = res.timerSlackNs;
+                }
+            }
+            System.out.printf(Locale.ROOT, "%n## %s (%d samples per method)%n%n", Format.duration(d), perRound * ROUNDS);
+            System.out.println("| method | p50 error | p99 error | max error | early | CPU |");
+            System.out.println("|---|---:|---:|---:|---:|---:|");
+            List<Stats> stats = new ArrayList<>();
+            for (int i = 0; i < workers.size(); i++) {
+                Stats s = new Stats(errors.get(i), wall[i], cpu[i]);
+                stats.add(s);
+                results.add(new ResultJson.Cell(workers.get(i).method, d, warmup, slack[i], s));
+                System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %d | %.1f %% |%n", workers.get(i).method.id,
+                        Format.ns(s.p50Ns), Format.ns(s.p99Ns), Format.ns(s.maxNs), s.early, s.cpuPercent);
+            }
+            verdict(methods, stats, d);
+        }
+        for (Worker w : workers) {
+            w.stop();
+        }
+        if (export != null) {
+            String json = ResultJson.write(created, machine, durations, methods, results);
+            Files.write(export, json.getBytes(StandardCharsets.UTF_8));
+            System.out.println("\nwrote " + export);
+        }
     }
+
+    /** The targets, in the same run: p50 ≤ 1 µs at 100 µs and 1 ms, p99 ≤ 1.5 × the busy loop's. */
+    private static void verdict(List<Method> methods, List<Stats> stats, long d) {
+        Stats kt = stats.get(methods.indexOf(Method.KEEPTIME));
+        Stats busy = stats.get(methods.indexOf(Method.BUSY_LOOP));
+        Stats park = stats.get(methods.indexOf(Method.PARK_NANOS));
+        double ratio = (double) kt.p99Ns / Math.max(1, busy.p99Ns);
+        String p50 = d == 100 * US || d == MS ? (kt.p50Ns <= 1_000 ? " (≤ 1 µs: ok)" : " (≤ 1 µs: MISSED)") : "";
+        System.out.printf(Locale.ROOT,
+                "%nkeeptime: p50 %s%s vs parkNanos %s; p99 %s = %.2f× the busy loop's (≤ 1.5×: %s); CPU %.1f %% vs busy loop %.1f %%; early returns %d%n",
+                Format.ns(kt.p50Ns), p50, Format.ns(park.p50Ns), Format.ns(kt.p99Ns), ratio,
+                ratio <= 1.5 ? "ok" : "MISSED", kt.cpuPercent, busy.cpuPercent, kt.early);
+    }
+
+    /** A long-lived thread that runs one method's cells. */
+    private static final class Worker {
+        private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
+
+        final Method method;
+        private final BlockingQueue<long[]> jobs = new LinkedBlockingQueue<>();
+        private final BlockingQueue<Object> results = new LinkedBlockingQueue<>();
+        private final Thread thread;
+
+        record Result(long[] errors, long cpuNs, long wallNs, Long timerSlackNs) {}
+
+        Worker(Method method) {
+            this.method = method;
+            this.thread = new Thread(this::loop, "bench-" + method.id);
+            this.thread.setDaemon(true);
+            this.thread.start();
+        }
+
+        private void loop() {
+            try {
+                Method.Waiter waiter = method.newWaiter();
+                while (true) {
+                    long[] job = jobs.take();
+                    if (job.length == 0) {
+                        return;
+                    }
+                    results.put(cell(waiter, job[0], (int) job[1], (int) job[2]));
+                }
+            } catch (Throwable t) {
+                results.add(t);
+            }
+        }
+
+        private Result cell(Method.Waiter waiter, long d, int warmup, int n) throws InterruptedException {
+            for (int i = 0; i < warmup; i++) {
+                waiter.waitUntil(System.nanoTime() + d, d);
+            }
+            long[] errors = new long[n];
+            long cpu0 = MX.getCurrentThreadCpuTime();
+            long wall0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                long deadline = System.nanoTime() + d;
+                waiter.waitUntil(deadline, d);
+                errors[i] = System.nanoTime() - deadline;
+            }
+            long wall = System.nanoTime() - wall0;
+            long cpu = MX.getCurrentThreadCpuTime() - cpu0;
+            var slack = TimerSlack.current();
+            return new Result(errors, cpu, wall, slack.isPresent() ? slack.getAsLong() : null);
+        }
+
+        Result run(long d, int warmup, int n) throws Exception {
+            jobs.put(new long[] {d, warmup, n});
+            Object r = results.take();
+            if (r instanceof Throwable) {
+                throw new IllegalStateException(method.id + " failed", (Throwable) r);
+            }
+            return (Result) r;
+        }
+
+        void stop() throws InterruptedException {
+            jobs.put(new long[0]);
+            thread.join();
+        }
+    }
+
+    /** Units chosen automatically, like the Rust bench's tables. */
+    static final class Format {
+        private Format() {}
+
+        static String ns(long ns) {
+            double a = Math.abs((double) ns);
+            if (a < 1_000) {
+                return ns + " ns";
+            } else if (a < 1_000_000) {
+                return String.format(Locale.ROOT, "%.2f µs", ns / 1e3);
+            }
+            return String.format(Locale.ROOT, "%.2f ms", ns / 1e6);
+        }
+
+        static String duration(long ns) {
+            return ns(ns).replace(".00", "");
+        }
+    }
+
 }

@@ -1,0 +1,75 @@
+package dev.keeptime.bench;
+
+import dev.keeptime.KeepTime;
+import dev.keeptime.Mode;
+import dev.keeptime.Sleeper;
+import dev.keeptime.TimerSlack;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Every way of waiting the Java bench compares, named like the Rust CLI's
+ * methods where they are the same thing. Each waits until {@code deadline}
+ * ({@code = start + d}, {@code start} read just before the call); the bench
+ * reads {@code System.nanoTime()} right after it returns.
+ */
+enum Method {
+    BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline (seed 000's while loop); a whole core", "000", false, false),
+    THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack (seed 000's Thread.Sleep); JDK 17 rounds a sub-millisecond remainder up to 1 ms", "000", false, false),
+    PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", null, true, false),
+    PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+): Linux's timeBeginPeriod(1)", "000", true, true),
+    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline): parkNanos to a learned margin, then Thread.onSpinWait() spin; timer slack 1 ns on JDK 22+", null, false, false),
+    KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "keeptime Mode.EXACT with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", null, false, true),
+    KEEPTIME_EFFICIENT("keeptime-efficient", "keeptime Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin (seed 001); may end early by design", "001", true, false);
+
+    final String id;
+    final String description;
+    final String seed;
+    final boolean mayReturnEarly;
+    /** Only meaningful where keeptime can set the timer slack (JDK 22+ on Linux). */
+    final boolean needsSlackControl;
+
+    Method(String id, String description, String seed, boolean mayReturnEarly, boolean needsSlackControl) {
+        this.id = id;
+        this.description = description;
+        this.seed = seed;
+        this.mayReturnEarly = mayReturnEarly;
+        this.needsSlackControl = needsSlackControl;
+    }
+
+    /** A waiter for this method, created on (and used only by) the thread that runs it. */
+    Waiter newWaiter() {
+        switch (this) {
+            case BUSY_LOOP:
+                return (deadline, d) -> {
+                    while (System.nanoTime() - deadline < 0) {
+                        // the seed's empty loop body
+                    }
+                };
+            case THREAD_SLEEP:
+                return (deadline, d) -> Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+            case PARK_NANOS:
+                return (deadline, d) -> LockSupport.parkNanos(d);
+            case PARK_NANOS_SLACK_1NS:
+                TimerSlack.set(1);
+                return (deadline, d) -> LockSupport.parkNanos(d);
+            case KEEPTIME:
+                return (deadline, d) -> KeepTime.sleepUntil(deadline);
+            case KEEPTIME_DEFAULT_SLACK: {
+                Sleeper s = Sleeper.builder().timerSlack(false).build();
+                return (deadline, d) -> s.sleepUntil(deadline);
+            }
+            case KEEPTIME_EFFICIENT: {
+                Sleeper s = Sleeper.of(Mode.EFFICIENT);
+                return (deadline, d) -> s.sleepUntil(deadline);
+            }
+            default:
+                throw new AssertionError(this);
+        }
+    }
+
+    /** One wait until {@code deadline} (a nanoTime value), {@code d} ns after its start. */
+    @FunctionalInterface
+    interface Waiter {
+        void waitUntil(long deadline, long d) throws InterruptedException;
+    }
+}
