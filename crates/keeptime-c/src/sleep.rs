@@ -1,0 +1,341 @@
+//! Precise sleeps: the thread's own sleeper (`kt_sleep_ns`,
+//! `kt_sleep_until_ns`) and explicit `kt_sleeper` handles with a mode.
+
+use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
+use crate::status::{
+    free, give, guard, guard_value, handle, handle_ref, require, write_out, Status,
+};
+use keeptime_core::{Interrupted, Mode, Sleeper};
+use std::ffi::{c_int, c_void};
+use std::ptr;
+use std::time::Duration;
+
+/// How a sleeper finishes a wait: the trade between accuracy and CPU. Passed
+/// as an `int`; other values are `KT_EINVAL`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum kt_mode {
+    /// Spin-finished (the default): an OS wait until a learned margin before
+    /// the deadline, then a spin on the clock. Never returns early; typically
+    /// within a fraction of a microsecond after the deadline, at the CPU cost
+    /// of the margin (a few µs) per sleep.
+    KT_MODE_EXACT = 0,
+    /// OS-only, compensated (seed 001's method): one OS wait that ends the
+    /// learned median overshoot before the deadline, no spin. Almost no CPU,
+    /// but **may return before the deadline** (about half the time, by a few
+    /// µs). The one documented exception to "never early".
+    KT_MODE_EFFICIENT = 1,
+    /// Pure spin on the clock with the CPU's pause hint: the most accurate,
+    /// and a whole core for the whole wait (yielding after 50 µs). Never
+    /// returns early.
+    KT_MODE_SPIN = 2,
+}
+
+/// `kt_sleeper_create` flag: leave the calling thread's Linux timer slack
+/// alone (default 50 µs) instead of setting it to 1 ns. The sleeper then
+/// learns the larger overshoot and spins for it.
+pub const KT_SLEEPER_KEEP_TIMER_SLACK: u32 = 1;
+
+/// Asked while a wait is in progress, with the `ctx` given to the waiting
+/// call: after every signal that interrupts the OS wait (EINTR) and every
+/// 10 ms of a long spin. Return nonzero to keep waiting, 0 to give up (the
+/// call then returns `KT_EINTR`). It runs on the waiting thread; it must not
+/// `longjmp` out or unwind (C++ exceptions) through keeptime.
+#[allow(non_camel_case_types)]
+pub type kt_keep_going_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> c_int>;
+
+/// A precise sleeper with its own learned margins and mode (opaque).
+///
+/// Create with `kt_sleeper_new` or `kt_sleeper_create`, free with
+/// `kt_sleeper_free`. Use it from one thread at a time (it may move between
+/// threads); give each waiting thread its own.
+#[allow(non_camel_case_types)]
+pub struct kt_sleeper {
+    inner: Sleeper,
+}
+
+/// C value ↔ Rust value.
+fn modes() -> [(kt_mode, Mode); 3] {
+    [
+        (kt_mode::KT_MODE_EXACT, Mode::Exact),
+        (kt_mode::KT_MODE_EFFICIENT, Mode::Efficient),
+        (kt_mode::KT_MODE_SPIN, Mode::Spin),
+    ]
+}
+
+pub(crate) fn mode_from_c(mode: c_int) -> Result<Mode, Status> {
+    modes()
+        .into_iter()
+        .find(|(c, _)| *c as c_int == mode)
+        .map(|(_, m)| m)
+        .ok_or(KT_EINVAL)
+}
+
+fn mode_to_c(mode: Mode) -> c_int {
+    modes()
+        .into_iter()
+        .find(|(_, m)| *m == mode)
+        .map_or(kt_mode::KT_MODE_EXACT, |(c, _)| c) as c_int
+}
+
+pub(crate) fn duration_from_c(ns: i64) -> Result<Duration, Status> {
+    u64::try_from(ns)
+        .map(Duration::from_nanos)
+        .map_err(|_| KT_EINVAL)
+}
+
+/// Runs a wait with an optional C callback as the interrupt check.
+///
+/// # Safety
+/// `keep_going` is NULL or a function safe to call with `ctx`.
+pub(crate) unsafe fn with_keep_going<R>(
+    keep_going: kt_keep_going_fn,
+    ctx: *mut c_void,
+    wait: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<R, Interrupted>,
+) -> Result<R, Interrupted> {
+    let mut check = || match keep_going {
+        // SAFETY: the caller's contract.
+        Some(f) => (unsafe { f(ctx) }) != 0,
+        None => true,
+    };
+    wait(&mut check)
+}
+
+/// Nanoseconds on the monotonic clock: `CLOCK_MONOTONIC` on Linux, the clock
+/// every keeptime deadline is measured on.
+///
+/// Cost: one vDSO call, about 20–30 ns on a TSC clocksource. Cannot fail
+/// (returns 0 only if keeptime itself failed internally).
+#[no_mangle]
+pub extern "C" fn kt_now_ns() -> u64 {
+    guard_value(0, keeptime_core::os::monotonic_ns)
+}
+
+/// Sleeps for `duration_ns` nanoseconds, precisely: never less, typically
+/// well under a microsecond more. Uses the calling thread's own sleeper in
+/// `KT_MODE_EXACT` (created on first use; it sets the thread's Linux timer
+/// slack to 1 ns).
+///
+/// Returns `KT_OK`, or `KT_EINVAL` for a negative duration (without waiting).
+/// A duration of 0 returns at once.
+///
+/// Cost: about the learned margin (a few µs) of CPU per call, plus one or two
+/// OS waits.
+#[no_mangle]
+pub extern "C" fn kt_sleep_ns(duration_ns: i64) -> c_int {
+    guard(|| {
+        keeptime_core::sleep(duration_from_c(duration_ns)?);
+        Ok(())
+    })
+}
+
+/// Sleeps until `deadline_ns` on the monotonic clock (see `kt_now_ns`),
+/// precisely: never returns before it. A deadline in the past returns at once
+/// (after one clock read). Uses the calling thread's own sleeper.
+///
+/// Returns `KT_OK`.
+///
+/// ```c
+/// uint64_t next = kt_now_ns();
+/// for (;;) { next += 500000; kt_sleep_until_ns(next); work(); }  // 2 kHz, no drift
+/// ```
+#[no_mangle]
+pub extern "C" fn kt_sleep_until_ns(deadline_ns: u64) -> c_int {
+    guard(|| {
+        keeptime_core::sleep_until_monotonic_ns(deadline_ns);
+        Ok(())
+    })
+}
+
+/// A new sleeper in `mode` (`KT_MODE_EXACT`, `KT_MODE_EFFICIENT` or
+/// `KT_MODE_SPIN`) that sets its thread's timer slack to 1 ns; NULL for an
+/// unknown mode. `kt_sleeper_create` says why it failed.
+#[no_mangle]
+pub extern "C" fn kt_sleeper_new(mode: c_int) -> *mut kt_sleeper {
+    let mut out = ptr::null_mut();
+    // SAFETY: `out` is a valid local.
+    unsafe { kt_sleeper_create(mode, 0, &mut out) };
+    out
+}
+
+/// Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or
+/// `KT_SLEEPER_KEEP_TIMER_SLACK`.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for an unknown
+/// mode or flag (then `*out` is set to NULL).
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_create(
+    mode: c_int,
+    flags: u32,
+    out: *mut *mut kt_sleeper,
+) -> c_int {
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        let mode = mode_from_c(mode)?;
+        if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
+            return Err(KT_EINVAL);
+        }
+        let inner = Sleeper::builder()
+            .mode(mode)
+            .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0)
+            .build();
+        // SAFETY: as above.
+        unsafe { give(out, kt_sleeper { inner }) };
+        Ok(())
+    })
+}
+
+/// Sleeps for `duration_ns` with this sleeper (its mode and margins).
+///
+/// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
+/// negative duration (without waiting).
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_sleep_ns(sleeper: *mut kt_sleeper, duration_ns: i64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(sleeper) }?;
+        s.inner.sleep(duration_from_c(duration_ns)?);
+        Ok(())
+    })
+}
+
+/// Sleeps until `deadline_ns` on the monotonic clock with this sleeper. If
+/// `woke_ns` is not NULL, stores the first clock reading taken after the wait
+/// (`>= deadline_ns` except in `KT_MODE_EFFICIENT`).
+///
+/// Returns `KT_OK`, or `KT_ENULL` if `sleeper` is NULL.
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread;
+/// `woke_ns` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_sleep_until_ns(
+    sleeper: *mut kt_sleeper,
+    deadline_ns: u64,
+    woke_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(sleeper) }?;
+        let woke = s.inner.sleep_until_ns(deadline_ns);
+        if !woke_ns.is_null() {
+            // SAFETY: non-NULL and valid by the caller's contract.
+            unsafe { woke_ns.write(woke) };
+        }
+        Ok(())
+    })
+}
+
+/// `kt_sleeper_sleep_until_ns` that can be given up: `keep_going(ctx)` is
+/// asked after every signal that interrupts the OS wait and every 10 ms of a
+/// long spin (see `kt_keep_going_fn`); when it returns 0 the call returns
+/// `KT_EINTR` and stores the clock reading at that moment in `*woke_ns` (if
+/// not NULL). A NULL `keep_going` never gives up. This is how a long wait
+/// lets a SIGINT handler's flag stop it.
+///
+/// Returns `KT_OK`, `KT_EINTR`, or `KT_ENULL` if `sleeper` is NULL.
+///
+/// # Safety
+/// As `kt_sleeper_sleep_until_ns`; `keep_going` is NULL or a function safe to
+/// call with `ctx`.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_sleep_until_ns_interruptible(
+    sleeper: *mut kt_sleeper,
+    deadline_ns: u64,
+    keep_going: kt_keep_going_fn,
+    ctx: *mut c_void,
+    woke_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(sleeper) }?;
+        // SAFETY: the caller's contract.
+        let result = unsafe {
+            with_keep_going(keep_going, ctx, |check| {
+                s.inner.sleep_until_ns_interruptible(deadline_ns, check)
+            })
+        };
+        let (woke, status) = match result {
+            Ok(woke) => (woke, Ok(())),
+            Err(Interrupted { at_ns }) => (at_ns, Err(KT_EINTR)),
+        };
+        if !woke_ns.is_null() {
+            // SAFETY: non-NULL and valid by the caller's contract.
+            unsafe { woke_ns.write(woke) };
+        }
+        status
+    })
+}
+
+/// Stores this sleeper's mode (`KT_MODE_*`) in `*mode`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper; `mode` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_mode(sleeper: *const kt_sleeper, mode: *mut c_int) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(sleeper) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(mode, mode_to_c(s.inner.mode())) }
+    })
+}
+
+/// Switches this sleeper's mode; its learned margins are kept.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for an
+/// unknown mode (the sleeper is unchanged).
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_set_mode(sleeper: *mut kt_sleeper, mode: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(sleeper) }?;
+        s.inner.set_mode(mode_from_c(mode)?);
+        Ok(())
+    })
+}
+
+/// Frees a sleeper. `kt_sleeper_free(NULL)` does nothing.
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_free(sleeper: *mut kt_sleeper) {
+    // SAFETY: the caller's contract.
+    unsafe { free(sleeper) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::kt_status::KT_ENULL;
+
+    #[test]
+    fn null_sleeper_is_enull_and_free_null_is_noop() {
+        // SAFETY: NULL is allowed everywhere here.
+        unsafe {
+            assert_eq!(kt_sleeper_sleep_ns(ptr::null_mut(), 1), KT_ENULL as c_int);
+            kt_sleeper_free(ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn negative_duration_is_einval() {
+        assert_eq!(kt_sleep_ns(-1), KT_EINVAL as c_int);
+        assert_eq!(kt_sleep_ns(i64::MIN), KT_EINVAL as c_int);
+    }
+}

@@ -1,0 +1,603 @@
+//! Fixed-rate tickers (`kt_ticker`) and the pure schedule behind them
+//! (`kt_schedule`), as specified in `spec/ticker.md`.
+
+use crate::sleep::{duration_from_c, kt_keep_going_fn, mode_from_c, with_keep_going};
+use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
+use crate::status::{free, give, guard, handle, handle_ref, require, write_out, Status};
+use keeptime_core::{MissedTicks, Schedule, Sleeper, Step, TickNs, Ticker, TickerStats};
+use std::ffi::{c_int, c_void};
+use std::ptr;
+use std::time::Duration;
+
+/// What a ticker does when a tick is asked for after the next deadline
+/// already passed (the loop body overran). Passed as an `int`; other values
+/// are `KT_EINVAL`.
+///
+/// Timelines for a 10 ms period where the loop body after tick #2 ran from
+/// 20 ms to 47 ms; `#k@t` means slot k was delivered at t ms:
+///
+/// ```text
+/// deadlines  10    20     30    40    50     60     70
+/// SKIP       #1@10 #2@20  #4@47 (skipped 1)  #5@50  #6@60    phase kept
+/// BURST      #1@10 #2@20  #3@47 #4@47        #5@50  #6@60    every slot served
+/// DELAY      #1@10 #2@20  #3@47 #4@57 #5@67  #6@77           rate kept, phase shifted
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum kt_missed {
+    /// The default: deliver the latest slot whose deadline passed, at once,
+    /// and drop the ones before it (`kt_tick.skipped` says how many). Keeps
+    /// the phase; never more than one late tick in a row. Right for control,
+    /// audio and game loops that want the current slot, not stale ones.
+    KT_MISSED_SKIP = 0,
+    /// Deliver every late slot at once, one per call, until caught up. For
+    /// loops that must process every slot (counting, sampling).
+    KT_MISSED_BURST = 1,
+    /// Deliver the late slot at once and restart the schedule from now.
+    /// Keeps the rate, gives up the phase.
+    KT_MISSED_DELAY = 2,
+}
+
+/// What `kt_schedule_poll` asks for (`kt_step.kind`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+pub enum kt_step_kind {
+    /// Wait until `kt_step.deadline_ns`, then call `kt_schedule_woke`.
+    KT_STEP_WAIT = 0,
+    /// The deadline had passed; `kt_step.tick` is delivered now.
+    KT_STEP_NOW = 1,
+}
+
+/// C value ↔ Rust value.
+fn policies() -> [(kt_missed, MissedTicks); 3] {
+    [
+        (kt_missed::KT_MISSED_SKIP, MissedTicks::Skip),
+        (kt_missed::KT_MISSED_BURST, MissedTicks::Burst),
+        (kt_missed::KT_MISSED_DELAY, MissedTicks::Delay),
+    ]
+}
+
+/// One tick: which slot was delivered, and how late.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct kt_tick {
+    /// Slot number k (the first tick is 1), due at `start + k * period`
+    /// (for `KT_MISSED_DELAY`, counted from the latest restart).
+    pub index: u64,
+    /// The deadline of this slot, monotonic nanoseconds.
+    pub scheduled_ns: u64,
+    /// How long after `scheduled_ns` the tick was delivered (0 if earlier,
+    /// which only `KT_MODE_EFFICIENT` can do).
+    pub lateness_ns: u64,
+    /// Slots dropped just before this one (`KT_MISSED_SKIP` only).
+    pub skipped: u64,
+}
+
+/// Counters of a ticker or schedule since it was created.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct kt_stats {
+    /// Ticks delivered.
+    pub ticks: u64,
+    /// Deadlines that had passed when a tick was asked for: late deliveries
+    /// plus skipped slots.
+    pub missed: u64,
+    /// Slots dropped by `KT_MISSED_SKIP`.
+    pub skipped: u64,
+    /// Largest lateness of any delivered tick, in nanoseconds.
+    pub worst_lateness_ns: u64,
+}
+
+/// What a schedule wants done when a tick is asked for at some time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct kt_step {
+    /// `KT_STEP_WAIT` or `KT_STEP_NOW` (a `kt_step_kind`).
+    pub kind: kt_step_kind,
+    /// `KT_STEP_WAIT`: the absolute deadline to wait for. 0 for `KT_STEP_NOW`.
+    pub deadline_ns: u64,
+    /// `KT_STEP_NOW`: the tick delivered at once. All zero for `KT_STEP_WAIT`.
+    pub tick: kt_tick,
+}
+
+/// A fixed-rate loop on an absolute schedule (opaque).
+///
+/// Slot k is due at `start + k * period`, where `start` is when the ticker was
+/// created (or last reset): deadlines are never accumulated from "now", so
+/// the loop does not drift however long its body runs. `kt_ticker_wait`
+/// sleeps precisely until the next slot with the ticker's own sleeper.
+///
+/// ```c
+/// kt_ticker *t = kt_ticker_new(1000000, KT_MISSED_SKIP);  // 1 kHz
+/// kt_tick tick;
+/// while (kt_ticker_wait(t, &tick) == KT_OK) { control_step(tick.index); }
+/// kt_ticker_free(t);
+/// ```
+///
+/// Use it from one thread at a time (it may move between threads).
+#[allow(non_camel_case_types)]
+pub struct kt_ticker {
+    inner: Ticker,
+}
+
+/// The pure state machine behind a ticker, with no clock of its own
+/// (opaque): you tell it the time, it tells you what to wait for and what
+/// each tick is. For simulations, tests, and loops that wait by other means
+/// (an event loop's timer). Follows `spec/ticker.md` exactly.
+#[allow(non_camel_case_types)]
+pub struct kt_schedule {
+    inner: Schedule,
+}
+
+fn policy_from_c(policy: c_int) -> Result<MissedTicks, Status> {
+    policies()
+        .into_iter()
+        .find(|(c, _)| *c as c_int == policy)
+        .map(|(_, p)| p)
+        .ok_or(KT_EINVAL)
+}
+
+fn policy_to_c(policy: MissedTicks) -> c_int {
+    policies()
+        .into_iter()
+        .find(|(_, p)| *p == policy)
+        .map_or(kt_missed::KT_MISSED_SKIP, |(c, _)| c) as c_int
+}
+
+/// A positive period: zero would be a busy loop, negative is a bug.
+fn period_from_c(period_ns: i64) -> Result<Duration, Status> {
+    match duration_from_c(period_ns)? {
+        d if d.is_zero() => Err(KT_EINVAL),
+        d => Ok(d),
+    }
+}
+
+impl From<TickNs> for kt_tick {
+    fn from(t: TickNs) -> Self {
+        kt_tick {
+            index: t.index,
+            scheduled_ns: t.scheduled_ns,
+            lateness_ns: t.lateness_ns,
+            skipped: t.skipped,
+        }
+    }
+}
+
+impl From<TickerStats> for kt_stats {
+    fn from(s: TickerStats) -> Self {
+        kt_stats {
+            ticks: s.ticks,
+            missed: s.missed,
+            skipped: s.skipped,
+            worst_lateness_ns: s.worst_lateness_ns,
+        }
+    }
+}
+
+/// A new ticker with period `period_ns` and missed-tick policy `policy`
+/// (`KT_MISSED_SKIP`, `KT_MISSED_BURST` or `KT_MISSED_DELAY`), waiting in
+/// `KT_MODE_EXACT`, starting now: the first tick is due one period from now.
+/// NULL for a zero or negative period or an unknown policy;
+/// `kt_ticker_create` says why it failed.
+#[no_mangle]
+pub extern "C" fn kt_ticker_new(period_ns: i64, policy: c_int) -> *mut kt_ticker {
+    let mut out = ptr::null_mut();
+    // SAFETY: `out` is a valid local.
+    unsafe {
+        kt_ticker_create(
+            period_ns,
+            policy,
+            crate::sleep::kt_mode::KT_MODE_EXACT as c_int,
+            &mut out,
+        )
+    };
+    out
+}
+
+/// Creates a ticker whose sleeper waits in `mode` (`KT_MODE_*`), starting
+/// now, and stores it in `*out`.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for a zero or
+/// negative period, an unknown policy or mode (then `*out` is set to NULL).
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_create(
+    period_ns: i64,
+    policy: c_int,
+    mode: c_int,
+    out: *mut *mut kt_ticker,
+) -> c_int {
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        let period = period_from_c(period_ns)?;
+        let policy = policy_from_c(policy)?;
+        let sleeper = Sleeper::builder().mode(mode_from_c(mode)?).build();
+        let inner = Ticker::with_sleeper(period, policy, sleeper).map_err(|_| KT_EINVAL)?;
+        // SAFETY: as above.
+        unsafe { give(out, kt_ticker { inner }) };
+        Ok(())
+    })
+}
+
+/// Waits for the next slot (or returns at once if its deadline already
+/// passed, as the policy says) and stores it in `*tick`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL (then nothing
+/// waits and no slot is used).
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread; `tick` is
+/// NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_wait(ticker: *mut kt_ticker, tick: *mut kt_tick) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { kt_ticker_wait_interruptible(ticker, None, ptr::null_mut(), tick) }
+}
+
+/// `kt_ticker_wait` that can be given up: `keep_going(ctx)` is asked after
+/// every signal that interrupts the OS wait and every 10 ms of a long spin
+/// (see `kt_keep_going_fn`); when it returns 0 the call returns `KT_EINTR`,
+/// `*tick` is left unchanged and no slot is used. A NULL `keep_going` never
+/// gives up.
+///
+/// Returns `KT_OK`, `KT_EINTR`, or `KT_ENULL` if `ticker` or `tick` is NULL.
+///
+/// # Safety
+/// As `kt_ticker_wait`; `keep_going` is NULL or a function safe to call with
+/// `ctx`.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_wait_interruptible(
+    ticker: *mut kt_ticker,
+    keep_going: kt_keep_going_fn,
+    ctx: *mut c_void,
+    tick: *mut kt_tick,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle(ticker) }?;
+        require(tick)?;
+        // SAFETY: the caller's contract.
+        let next = unsafe {
+            with_keep_going(keep_going, ctx, |check| {
+                t.inner.tick_ns_interruptible(check)
+            })
+        }
+        .map_err(|_| KT_EINTR)?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(tick, next.into()) }
+    })
+}
+
+/// Stores the ticker's counters in `*stats`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `stats` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_stats(ticker: *const kt_ticker, stats: *mut kt_stats) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(stats, t.inner.stats().into()) }
+    })
+}
+
+/// Restarts the schedule from now: the next slot is due one period from now.
+/// Slot numbers continue; the counters are kept.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if `ticker` is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_reset(ticker: *mut kt_ticker) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        unsafe { handle(ticker) }?.inner.reset();
+        Ok(())
+    })
+}
+
+/// Changes the period: the next slot is due one new period after the last
+/// delivered slot's deadline (or after the start if none was delivered).
+///
+/// Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for a zero
+/// or negative period (the ticker is unchanged).
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_set_period(ticker: *mut kt_ticker, period_ns: i64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle(ticker) }?;
+        let period = period_from_c(period_ns)?;
+        t.inner.set_period(period).map_err(|_| KT_EINVAL)
+    })
+}
+
+/// Stores the ticker's period in nanoseconds in `*period_ns`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `period_ns` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_period_ns(
+    ticker: *const kt_ticker,
+    period_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(period_ns, t.inner.schedule().period_ns()) }
+    })
+}
+
+/// Stores the ticker's missed-tick policy (`KT_MISSED_*`) in `*policy`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `policy` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_policy(ticker: *const kt_ticker, policy: *mut c_int) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(policy, policy_to_c(t.inner.missed_ticks())) }
+    })
+}
+
+/// Stores when the next slot is due (monotonic nanoseconds, see
+/// `kt_now_ns`) in `*deadline_ns`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `deadline_ns` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_next_deadline_ns(
+    ticker: *const kt_ticker,
+    deadline_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(deadline_ns, t.inner.schedule().next_deadline_ns()) }
+    })
+}
+
+/// Frees a ticker. `kt_ticker_free(NULL)` does nothing.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_free(ticker: *mut kt_ticker) {
+    // SAFETY: the caller's contract.
+    unsafe { free(ticker) }
+}
+
+/// A new schedule whose slot k is due at `start_ns + k * period_ns`; NULL
+/// for a zero period or an unknown policy. `kt_schedule_create` says why.
+#[no_mangle]
+pub extern "C" fn kt_schedule_new(
+    start_ns: u64,
+    period_ns: u64,
+    policy: c_int,
+) -> *mut kt_schedule {
+    let mut out = ptr::null_mut();
+    // SAFETY: `out` is a valid local.
+    unsafe { kt_schedule_create(start_ns, period_ns, policy, &mut out) };
+    out
+}
+
+/// Creates a schedule whose slot k is due at `start_ns + k * period_ns` and
+/// stores it in `*out`. All times are unsigned nanoseconds; arithmetic
+/// saturates at 2^64 - 1.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for a zero
+/// period or an unknown policy (then `*out` is set to NULL).
+///
+/// # Safety
+/// `out` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_create(
+    start_ns: u64,
+    period_ns: u64,
+    policy: c_int,
+    out: *mut *mut kt_schedule,
+) -> c_int {
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        let policy = policy_from_c(policy)?;
+        let inner = Schedule::new(start_ns, period_ns, policy).map_err(|_| KT_EINVAL)?;
+        // SAFETY: as above.
+        unsafe { give(out, kt_schedule { inner }) };
+        Ok(())
+    })
+}
+
+/// A tick is asked for at `now_ns`: stores in `*step` either
+/// `KT_STEP_WAIT` with the deadline to wait for (then call
+/// `kt_schedule_woke` with the time the wait ended), or `KT_STEP_NOW` with
+/// the tick delivered at once because its deadline had passed.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL (the schedule is
+/// unchanged).
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule not in use by another thread;
+/// `step` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_poll(
+    schedule: *mut kt_schedule,
+    now_ns: u64,
+    step: *mut kt_step,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(schedule) }?;
+        require(step)?;
+        let out = match s.inner.poll(now_ns) {
+            Step::Wait { deadline_ns } => kt_step {
+                kind: kt_step_kind::KT_STEP_WAIT,
+                deadline_ns,
+                tick: kt_tick::default(),
+            },
+            Step::Now(tick) => kt_step {
+                kind: kt_step_kind::KT_STEP_NOW,
+                deadline_ns: 0,
+                tick: tick.into(),
+            },
+        };
+        // SAFETY: the caller's contract.
+        unsafe { write_out(step, out) }
+    })
+}
+
+/// The wait asked for by `kt_schedule_poll` ended at `woke_ns`: delivers the
+/// slot and stores it in `*tick`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL (the schedule is
+/// unchanged).
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule not in use by another thread;
+/// `tick` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_woke(
+    schedule: *mut kt_schedule,
+    woke_ns: u64,
+    tick: *mut kt_tick,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(schedule) }?;
+        require(tick)?;
+        let next = s.inner.woke(woke_ns);
+        // SAFETY: the caller's contract.
+        unsafe { write_out(tick, next.into()) }
+    })
+}
+
+/// Restarts the schedule from `now_ns`: the next slot is due one period
+/// later. Slot numbers continue.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if `schedule` is NULL.
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_reset(schedule: *mut kt_schedule, now_ns: u64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        unsafe { handle(schedule) }?.inner.reset(now_ns);
+        Ok(())
+    })
+}
+
+/// Changes the period: the next slot is due one new period after the last
+/// delivered slot's deadline (or after the start).
+///
+/// Returns `KT_OK`; `KT_ENULL` if `schedule` is NULL; `KT_EINVAL` for a zero
+/// period (the schedule is unchanged).
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_set_period(
+    schedule: *mut kt_schedule,
+    period_ns: u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(schedule) }?;
+        s.inner.set_period(period_ns).map_err(|_| KT_EINVAL)
+    })
+}
+
+/// Stores the schedule's counters in `*stats`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule; `stats` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_stats(
+    schedule: *const kt_schedule,
+    stats: *mut kt_stats,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(schedule) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(stats, s.inner.stats().into()) }
+    })
+}
+
+/// Stores the deadline of the next slot in `*deadline_ns` (saturated at
+/// 2^64 - 1).
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule; `deadline_ns` is NULL or valid for
+/// a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_next_deadline_ns(
+    schedule: *const kt_schedule,
+    deadline_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(schedule) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(deadline_ns, s.inner.next_deadline_ns()) }
+    })
+}
+
+/// Stores the index of the next slot in `*index`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule; `index` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_next_index(
+    schedule: *const kt_schedule,
+    index: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(schedule) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(index, s.inner.next_index()) }
+    })
+}
+
+/// Frees a schedule. `kt_schedule_free(NULL)` does nothing.
+///
+/// # Safety
+/// `schedule` is NULL or a live schedule, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn kt_schedule_free(schedule: *mut kt_schedule) {
+    // SAFETY: the caller's contract.
+    unsafe { free(schedule) }
+}

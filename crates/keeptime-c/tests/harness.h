@@ -1,0 +1,33 @@
+/*
+ * A very small test harness for libkeeptime's C tests: named cases, checks
+ * that report file:line and the values involved, and a closing line
+ * "N passed, N failed".
+ */
+#ifndef KT_TEST_HARNESS_H
+#define KT_TEST_HARNESS_H
+
+#include <stdint.h>
+
+/* Records one check; a failed one is printed and fails the current case. */
+void kt_check(int ok, const char *file, int line, const char *expr);
+void kt_check_u64(uint64_t got, uint64_t want, const char *file, int line, const char *expr);
+void kt_check_int(long long got, long long want, const char *file, int line, const char *expr);
+
+/* Closes the current case (counting it) and opens a new one called `name`:
+ * how a test that replays many vectors reports each as its own case. */
+void kt_case_split(const char *name);
+
+/* Prints a note under the current case (shown with -v, and on failure). */
+void kt_note(const char *fmt, ...);
+
+#define CHECK(cond) kt_check(!!(cond), __FILE__, __LINE__, #cond)
+#define CHECK_U64(got, want) kt_check_u64((got), (want), __FILE__, __LINE__, #got " == " #want)
+#define CHECK_INT(got, want) kt_check_int((got), (want), __FILE__, __LINE__, #got " == " #want)
+/* A keeptime call must return the given status. */
+#define CHECK_STATUS(call, want) kt_check_int((call), (want), __FILE__, __LINE__, #call " -> " #want)
+
+/* The path of a file under the repository's spec/ directory (KEEPTIME_SPEC_DIR
+ * in the environment, else the directory compiled in). Static buffer. */
+const char *kt_spec_path(const char *name);
+
+#endif

@@ -1,0 +1,33 @@
+/* Every test case of the runner, in the order they run. */
+#ifndef KT_TESTS_H
+#define KT_TESTS_H
+
+#define KT_TESTS(X)                     \
+    X(status_strings_and_version)       \
+    X(status_enums_match_the_abi)       \
+    X(errors_sleep)                     \
+    X(errors_sleeper)                   \
+    X(errors_ticker)                    \
+    X(errors_schedule)                  \
+    X(errors_clocks)                    \
+    X(free_null_is_a_noop)              \
+    X(spec_ticker_vectors)              \
+    X(schedule_saturates_and_never_panics) \
+    X(now_is_clock_monotonic)           \
+    X(sleep_never_early)                \
+    X(sleep_until_never_early)          \
+    X(sleeper_modes_never_early)        \
+    X(sleeper_efficient_returns)        \
+    X(threads_never_early)              \
+    X(ticker_never_early_and_no_drift)  \
+    X(ticker_policies_on_a_late_loop)   \
+    X(ticker_reset_and_set_period)      \
+    X(interrupt_stops_a_long_sleep)     \
+    X(interrupt_stops_a_ticker_wait)    \
+    X(clocks_json_report)
+
+#define KT_DECLARE(name) void test_##name(void);
+KT_TESTS(KT_DECLARE)
+#undef KT_DECLARE
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * bench.c: how precisely C can wait on this machine, three ways (a benchmark,
+ * not a test).
+ *
+ *   sleep-default-slack  nanosleep(d) with the thread's default timer slack:
+ *                        seed 001's situation (a 100 µs nanosleep took 216 µs)
+ *   compensated          seed 001's fix: time X plain sleeps, TN = their mean
+ *                        overshoot, then nanosleep(d - TN); may return early
+ *   keeptime             kt_sleep_ns(d)
+ *
+ * plus, for reference, keeptime-efficient (keeptime's learned version of the
+ * compensation) and spin-pause (a pure spin: the accuracy floor of this
+ * machine in this run). Error of one wait = first CLOCK_MONOTONIC reading
+ * after it returned − its deadline (start + d, start read just before the
+ * call); CPU % = CLOCK_THREAD_CPUTIME_ID ÷ wall time over the measured waits.
+ * Each cell runs on a fresh thread so no method inherits another's timer
+ * slack. Then the cost of a call into the C library is measured.
+ *
+ *   cc -O2 -D_GNU_SOURCE bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
+ *   ./bench [--samples N] [--warmup N] [--json FILE]
+ *
+ * --json writes the project's bench result document (spec/bench-result.md).
+ */
+#include <keeptime.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+enum method { SLEEP_DEFAULT_SLACK, COMPENSATED, KEEPTIME, KEEPTIME_EFFICIENT, SPIN_PAUSE, N_METHODS };
+
+static const struct {
+    const char *name, *description, *seed;
+    int may_return_early;
+} methods[N_METHODS] = {
+    {"sleep-default-slack", "nanosleep(d) with the thread's default timer slack (seed 001's situation)",
+     "001", 0},
+    {"compensated",
+     "seed 001: nanosleep(d - TN), TN the mean overshoot of the warm-up's plain nanosleeps, default slack; "
+     "may return early",
+     "001", 1},
+    {"keeptime", "kt_sleep_ns(d): absolute OS wait to a learned margin, then spin; never early", NULL, 0},
+    {"keeptime-efficient",
+     "kt_sleeper in KT_MODE_EFFICIENT: one OS wait shortened by the learned median overshoot; may return early",
+     NULL, 1},
+    {"spin-pause", "spin on CLOCK_MONOTONIC with the CPU's pause hint: the pure-spin accuracy baseline", "000",
+     0},
+};
+
+static const uint64_t durations_ns[] = {10000, 100000, 1000000};
+#define N_DURATIONS (sizeof durations_ns / sizeof durations_ns[0])
+
+struct stats {
+    uint64_t samples, early, wall_ns, cpu_ns;
+    int64_t min, max, p50, p90, p99, p999;
+    double mean, stddev, cpu_percent;
+    int64_t *sorted; /* kept for the histogram */
+};
+
+struct cell {
+    enum method method;
+    uint64_t duration_ns, samples, warmup;
+    long timer_slack_ns;
+    uint64_t tn_ns; /* compensated: the estimated TN */
+    struct stats stats;
+};
+
+static uint64_t clock_ns(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+static void nanosleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    nanosleep(&ts, NULL); /* an interrupted sleep is just a sample that ended early */
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest rank: sorted[max(ceil(q·n/1000), 1) − 1] (spec/bench-result.md). */
+static int64_t percentile(const int64_t *sorted, uint64_t n, uint64_t q_per_mille) {
+    uint64_t rank = (q_per_mille * n + 999) / 1000;
+    return sorted[(rank ? rank : 1) - 1];
+}
+
+static void compute_stats(struct stats *s, int64_t *errors, uint64_t n, uint64_t wall_ns, uint64_t cpu_ns) {
+    uint64_t i;
+    double sum = 0, ss = 0;
+    qsort(errors, n, sizeof *errors, cmp_i64);
+    for (i = 0; i < n; i++) sum += (double)errors[i];
+    s->mean = sum / (double)n;
+    for (i = 0; i < n; i++) ss += ((double)errors[i] - s->mean) * ((double)errors[i] - s->mean);
+    s->stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+    s->samples = n;
+    s->min = errors[0];
+    s->max = errors[n - 1];
+    s->p50 = percentile(errors, n, 500);
+    s->p90 = percentile(errors, n, 900);
+    s->p99 = percentile(errors, n, 990);
+    s->p999 = percentile(errors, n, 999);
+    for (s->early = 0; s->early < n && errors[s->early] < 0; s->early++) {}
+    s->wall_ns = wall_ns;
+    s->cpu_ns = cpu_ns;
+    s->cpu_percent = wall_ns ? 100.0 * (double)cpu_ns / (double)wall_ns : 0;
+    s->sorted = errors;
+}
+
+/* Histogram edges keep 4 significant bits (spec/bench-result.md). */
+static uint64_t low_mask(uint64_t v) {
+    int bits = 0;
+    while (bits < 64 && (v >> bits)) bits++;
+    return bits <= 4 ? 0 : (UINT64_C(1) << (bits - 4)) - 1;
+}
+static uint64_t round_down_sig(uint64_t v) { return v & ~low_mask(v); }
+static uint64_t round_up_sig(uint64_t v) {
+    uint64_t m = low_mask(v);
+    return (v & m) == 0 ? v : ((v | m) == UINT64_MAX ? UINT64_MAX : (v | m) + 1);
+}
+static int64_t to_i64(uint64_t v) { return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }
+static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
+static int64_t upper_edge(int64_t v) {
+    if (v == 0) return 0;
+    return v > 0 ? to_i64(round_up_sig((uint64_t)v)) : -to_i64(round_down_sig(magnitude(v)));
+}
+static int64_t lower_edge(int64_t le) {
+    if (le == 0) return -1;
+    if (le > 0) return to_i64(round_down_sig((uint64_t)le - 1));
+    return -to_i64(round_up_sig(magnitude(le) + 1));
+}
+
+/* ------------------------------------------------------------ one cell */
+
+static uint64_t spin_until(uint64_t deadline) {
+    uint64_t now;
+    while ((now = mono_ns()) < deadline) CPU_RELAX();
+    return now;
+}
+
+static void *run_cell(void *arg) {
+    struct cell *c = arg;
+    const uint64_t d = c->duration_ns;
+    int64_t *errors = malloc(c->samples * sizeof *errors);
+    kt_sleeper *efficient = NULL;
+    uint64_t i, wall0 = 0, cpu0 = 0, last = 0;
+    int64_t tn_sum = 0;
+
+    if (!errors) return NULL;
+    if (c->method == KEEPTIME_EFFICIENT) efficient = kt_sleeper_new(KT_MODE_EFFICIENT);
+    c->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+
+    for (i = 0; i < c->warmup + c->samples; i++) {
+        uint64_t start, deadline, woke;
+        if (i == c->warmup) {
+            if (c->method == COMPENSATED && c->warmup)
+                c->tn_ns = tn_sum > 0 ? (uint64_t)tn_sum / c->warmup : 0;
+            cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            wall0 = mono_ns();
+        }
+        start = mono_ns();
+        deadline = start + d;
+        switch (c->method) {
+        case SLEEP_DEFAULT_SLACK: nanosleep_ns(d); break;
+        case COMPENSATED:
+            if (d > c->tn_ns) nanosleep_ns(d - c->tn_ns);
+            break;
+        case KEEPTIME: kt_sleep_ns((int64_t)d); break;
+        case KEEPTIME_EFFICIENT: kt_sleeper_sleep_until_ns(efficient, deadline, NULL); break;
+        case SPIN_PAUSE: spin_until(deadline); break;
+        default: break;
+        }
+        woke = mono_ns();
+        if (i < c->warmup) tn_sum += (int64_t)(woke - deadline);
+        else errors[i - c->warmup] = (int64_t)(woke - deadline);
+        last = woke;
+    }
+    compute_stats(&c->stats, errors, c->samples, last - wall0, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    kt_sleeper_free(efficient);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ call cost */
+
+struct call_cost {
+    double sleep_until_past_ns, now_ns, clock_gettime_ns;
+};
+
+static double ns_per_call(int which, long calls) {
+    volatile uint64_t sink = 0;
+    uint64_t t0 = mono_ns();
+    long i;
+    switch (which) {
+    case 0: for (i = 0; i < calls; i++) sink += (uint64_t)kt_sleep_until_ns(0); break;
+    case 1: for (i = 0; i < calls; i++) sink += kt_now_ns(); break;
+    default: for (i = 0; i < calls; i++) sink += mono_ns(); break;
+    }
+    (void)sink;
+    return (double)(mono_ns() - t0) / (double)calls;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of 7 rounds of 2 M calls each, measurements interleaved. */
+static void *measure_call_cost(void *arg) {
+    struct call_cost *cc = arg;
+    double r[3][7];
+    int round, k;
+    kt_sleep_until_ns(0); /* creates this thread's sleeper outside the timing */
+    for (round = 0; round < 7; round++)
+        for (k = 0; k < 3; k++) r[k][round] = ns_per_call(k, 2000000);
+    for (k = 0; k < 3; k++) qsort(r[k], 7, sizeof r[k][0], cmp_double);
+    cc->sleep_until_past_ns = r[0][3];
+    cc->now_ns = r[1][3];
+    cc->clock_gettime_ns = r[2][3];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ machine */
+
+static void read_line(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    buf[0] = '\0';
+    if (!f) return;
+    if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+}
+
+static void cpu_model(char *buf, size_t n) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    buf[0] = '\0';
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(buf, n, "%s", colon + 2);
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* A string member of the clock report, found by name (the report's JSON is
+ * compact and its string values have no escaped quotes in these fields). */
+static void report_string(const char *json, const char *key, char *buf, size_t n) {
+    char pattern[64];
+    const char *p, *end;
+    buf[0] = '\0';
+    if (!json) return;
+    snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+    if (!(p = strstr(json, pattern))) return;
+    p += strlen(pattern);
+    if (!(end = strchr(p, '"'))) return;
+    snprintf(buf, n, "%.*s", (int)(end - p), p);
+}
+
+static void json_str(FILE *f, const char *s) {
+    if (!s || !*s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv) {
+    uint64_t samples = 1000, warmup = 100;
+    const char *json_path = NULL;
+    struct cell cells[N_DURATIONS * N_METHODS];
+    struct call_cost cc;
+    struct utsname un;
+    char model[256], clocksource[64], hypervisor[64], preemption[64], created[32];
+    char *report = NULL;
+    long slack0 = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    time_t now = time(NULL);
+    size_t i, n = 0;
+    int a;
+
+    for (a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--samples") == 0 && a + 1 < argc) samples = strtoull(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) warmup = strtoull(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
+        else {
+            fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--json FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (samples == 0) samples = 1;
+
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    uname(&un);
+    cpu_model(model, sizeof model);
+    read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", clocksource,
+              sizeof clocksource);
+    /* The clock report, read on a thread that keeps its default slack. */
+    kt_clocks_json(&report);
+    report_string(report, "hypervisor", hypervisor, sizeof hypervisor);
+    report_string(report, "preemption", preemption, sizeof preemption);
+    kt_string_free(report);
+
+    printf("keeptime C bench: libkeeptime %s, %s %s, clocksource %s, timer slack %ld ns, %" PRIu64
+           " samples per cell after %" PRIu64 " warm-up\n",
+           kt_version(), un.sysname, un.release, clocksource, slack0, samples, warmup);
+    printf("error = first CLOCK_MONOTONIC reading after return - deadline; a shared machine is noisy\n\n");
+    printf("%-9s %-20s %10s %10s %10s %7s %7s\n", "duration", "method", "p50", "p99", "max", "early",
+           "CPU %");
+
+    for (i = 0; i < N_DURATIONS; i++) {
+        int m;
+        for (m = 0; m < N_METHODS; m++) {
+            struct cell *c = &cells[n++];
+            pthread_t t;
+            memset(c, 0, sizeof *c);
+            c->method = (enum method)m;
+            c->duration_ns = durations_ns[i];
+            c->samples = samples;
+            c->warmup = warmup;
+            /* A fresh thread inherits main's (default) timer slack, never one a
+             * keeptime cell set to 1 ns. */
+            pthread_create(&t, NULL, run_cell, c);
+            pthread_join(t, NULL);
+            if (!c->stats.sorted) return 1;
+            printf("%6" PRIu64 " us %-20s %8.1f us %7.1f us %7.1f us %7" PRIu64 " %6.1f%%", c->duration_ns / 1000,
+                   methods[m].name, c->stats.p50 / 1e3, c->stats.p99 / 1e3, c->stats.max / 1e3, c->stats.early,
+                   c->stats.cpu_percent);
+            if (m == COMPENSATED) printf("  (TN %.1f us)", c->tn_ns / 1e3);
+            printf("\n");
+        }
+    }
+
+    {
+        pthread_t t;
+        pthread_create(&t, NULL, measure_call_cost, &cc);
+        pthread_join(t, NULL);
+    }
+    printf("\ncall cost (median of 7 rounds of 2M calls):\n");
+    printf("  kt_sleep_until_ns(past deadline)  %6.1f ns/call\n", cc.sleep_until_past_ns);
+    printf("  kt_now_ns()                       %6.1f ns/call\n", cc.now_ns);
+    printf("  clock_gettime(CLOCK_MONOTONIC)    %6.1f ns/call\n", cc.clock_gettime_ns);
+
+    if (json_path) {
+        FILE *f = fopen(json_path, "w");
+        if (!f) {
+            perror(json_path);
+            return 1;
+        }
+        fprintf(f, "{\n  \"format\": \"keeptime-bench\",\n  \"version\": 1,\n  \"created\": \"%s\",\n", created);
+        fprintf(f, "  \"tool\": {\"name\": \"keeptime-c-bench\", \"version\": \"%s\"},\n", kt_version());
+#if defined(__clang__)
+        fprintf(f, "  \"runtime\": {\"language\": \"c\", \"name\": \"clang\", \"version\": \"%d.%d.%d\"},\n",
+                __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+        fprintf(f, "  \"runtime\": {\"language\": \"c\", \"name\": \"gcc\", \"version\": \"%d.%d.%d\"},\n",
+                __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+        fprintf(f, "  \"runtime\": {\"language\": \"c\", \"name\": \"cc\", \"version\": \"unknown\"},\n");
+#endif
+        fprintf(f, "  \"machine\": {\"os\": \"linux\", \"arch\": ");
+        json_str(f, un.machine);
+        fprintf(f, ", \"kernel\": ");
+        json_str(f, un.release);
+        fprintf(f, ", \"cpu_model\": ");
+        json_str(f, model);
+        fprintf(f, ", \"cpus\": %ld, \"clocksource\": ", sysconf(_SC_NPROCESSORS_ONLN));
+        json_str(f, clocksource);
+        fprintf(f, ", \"timer_slack_ns\": %ld, \"virtualization\": ", slack0);
+        json_str(f, hypervisor);
+        fprintf(f, ", \"preemption\": ");
+        json_str(f, preemption);
+        fprintf(f, "},\n  \"parameters\": {\"schedule\": \"sleep\", \"durations_ns\": [");
+        for (i = 0; i < N_DURATIONS; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", durations_ns[i]);
+        fprintf(f, "], \"methods\": [");
+        for (i = 0; i < N_METHODS; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", methods[i].name);
+        fprintf(f, "], \"samples\": %" PRIu64 ", \"warmup\": %" PRIu64
+                   ", \"budget_ns\": null, \"pin_cpu\": null, \"priority\": null},\n  \"methods\": [\n",
+                samples, warmup);
+        for (i = 0; i < N_METHODS; i++) {
+            fprintf(f, "    {\"name\": \"%s\", \"description\": ", methods[i].name);
+            json_str(f, methods[i].description);
+            fprintf(f, ", \"seed\": ");
+            json_str(f, methods[i].seed);
+            fprintf(f, ", \"may_return_early\": %s}%s\n", methods[i].may_return_early ? "true" : "false",
+                    i + 1 < N_METHODS ? "," : "");
+        }
+        fprintf(f, "  ],\n  \"results\": [\n");
+        for (i = 0; i < n; i++) {
+            const struct stats *s = &cells[i].stats;
+            uint64_t k = 0;
+            int first = 1;
+            fprintf(f,
+                    "    {\"method\": \"%s\", \"duration_ns\": %" PRIu64 ", \"warmup\": %" PRIu64
+                    ", \"timer_slack_ns\": %ld, \"samples\": %" PRIu64 ", \"min_ns\": %" PRId64
+                    ", \"mean_ns\": %.3f, \"stddev_ns\": %.3f, \"p50_ns\": %" PRId64 ", \"p90_ns\": %" PRId64
+                    ", \"p99_ns\": %" PRId64 ", \"p999_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+                    ", \"early\": %" PRIu64 ", \"cpu_percent\": %.3f, \"wall_ns\": %" PRIu64
+                    ", \"cpu_ns\": %" PRIu64 ", \"histogram\": [",
+                    methods[cells[i].method].name, cells[i].duration_ns, cells[i].warmup,
+                    cells[i].timer_slack_ns, s->samples, s->min, s->mean, s->stddev, s->p50, s->p90, s->p99,
+                    s->p999, s->max, s->early, s->cpu_percent, s->wall_ns, s->cpu_ns);
+            while (k < s->samples) {
+                int64_t le = upper_edge(s->sorted[k]);
+                uint64_t count = 0;
+                while (k < s->samples && upper_edge(s->sorted[k]) == le) count++, k++;
+                fprintf(f, "%s{\"gt_ns\": %" PRId64 ", \"le_ns\": %" PRId64 ", \"count\": %" PRIu64 "}",
+                        first ? "" : ", ", lower_edge(le), le, count);
+                first = 0;
+            }
+            fprintf(f, "]}%s\n", i + 1 < n ? "," : "");
+        }
+        fprintf(f, "  ]\n}\n");
+        fclose(f);
+        printf("\nwrote %s\n", json_path);
+    }
+    for (i = 0; i < n; i++) free(cells[i].stats.sorted);
+    return 0;
+}
