@@ -49,7 +49,7 @@ func (c *clock) fromAnchor(d time.Duration) uint64 {
 	if d >= 0 {
 		return satAdd(c.offset, uint64(d))
 	}
-	return satSub(c.offset, uint64(-(d + 1))+1) // -d overflows for math.MinInt64
+	return satSub(c.offset, uint64(-(d+1))+1) // -d overflows for math.MinInt64
 }
 
 // deadlineNs converts t to keeptime ns. With a monotonic reading in t the
@@ -67,7 +67,7 @@ func (c *clock) deadlineNs(t time.Time) uint64 {
 	if d >= 0 {
 		return satAdd(base, uint64(d))
 	}
-	return satSub(base, uint64(-(d + 1))+1)
+	return satSub(base, uint64(-(d+1))+1)
 }
 
 // timeOf is the time.Time (with a monotonic reading) of keeptime ns, for

@@ -1,0 +1,79 @@
+package keeptime_test
+
+import (
+	"fmt"
+	"time"
+
+	keeptime "github.com/keeptime/keeptime/go"
+)
+
+func ExampleSleep() {
+	start := time.Now()
+	keeptime.Sleep(100 * time.Microsecond) // time.Sleep would take ~1 ms on Linux
+	fmt.Println(time.Since(start) >= 100*time.Microsecond)
+	// Output: true
+}
+
+func ExampleSleepUntil() {
+	deadline := time.Now().Add(250 * time.Microsecond)
+	keeptime.SleepUntil(deadline)
+	fmt.Println("early:", time.Now().Before(deadline))
+	// Output: early: false
+}
+
+func ExampleNewTicker() {
+	t, err := keeptime.NewTicker(time.Millisecond, keeptime.Skip) // 1 kHz
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < 5; i++ {
+		tick := t.Wait() // blocks until start + k·1 ms; no channel hop
+		// ... the loop body; tick.Lateness says how late this slot was served,
+		// tick.Skipped how many slots an overrun dropped.
+		_ = tick
+	}
+	fmt.Println("ticks:", t.Stats().Ticks)
+
+	_, err = keeptime.NewTicker(0, keeptime.Skip)
+	fmt.Println(err)
+	// Output:
+	// ticks: 5
+	// keeptime: ticker period must be positive (got 0s)
+}
+
+func ExampleNewSleeper() {
+	// One Sleeper per goroutine; it learns this machine's wake-up latency.
+	exact := keeptime.NewSleeper(keeptime.Exact)
+	exact.Sleep(500 * time.Microsecond) // never early, a fraction of a µs late
+
+	// Seed 001's compensated sleep: no spin, almost no CPU, may end a few µs early.
+	cheap := keeptime.NewSleeper(keeptime.Efficient)
+	cheap.Sleep(500 * time.Microsecond)
+	fmt.Println(exact.Mode(), cheap.Mode())
+	// Output: exact efficient
+}
+
+// InspectClocks takes about 0.1 s and its numbers are the machine's, so
+// this example is compiled but not run by go test.
+func ExampleInspectClocks() {
+	report, err := keeptime.InspectClocks()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range report.Clocks {
+		if !c.Available {
+			fmt.Printf("%-18s unavailable: %s\n", c.Name, c.Error)
+			continue
+		}
+		step := "never stepped"
+		if c.GranularityNs != nil {
+			step = fmt.Sprintf("steps of %d ns", *c.GranularityNs)
+		}
+		fmt.Printf("%-18s %-32s read %6.1f ns, %s\n", c.Name, c.Reader, c.ReadCostNs, step)
+	}
+	fmt.Println("clocksource:", report.Machine.Clocksource)
+	for _, note := range report.Notes {
+		fmt.Println("-", note)
+	}
+}

@@ -1,0 +1,88 @@
+//go:build linux
+
+package keeptime
+
+import (
+	"math/rand"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestClockIsCalibratedAgainstClockMonotonic(t *testing.T) {
+	c := clk()
+	if !c.absolute {
+		t.Fatal("the offset to CLOCK_MONOTONIC could not be calibrated")
+	}
+	// keeptime's clock reads CLOCK_MONOTONIC plus a small non-negative error.
+	for i := 0; i < 1000; i++ {
+		m, err := clockMonotonicNs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := c.nowNs(); k < m {
+			t.Fatalf("keeptime clock %d behind CLOCK_MONOTONIC %d", k, m)
+		}
+	}
+}
+
+func TestDeadlineConversionIsExact(t *testing.T) {
+	c := clk()
+	for _, d := range []time.Duration{-time.Millisecond, -1, 0, 1, time.Millisecond, 1000 * time.Hour} {
+		deadline := time.Now().Add(d)
+		if got, want := c.deadlineNs(deadline), c.fromAnchor(deadline.Sub(c.anchor)); got != want {
+			t.Fatalf("deadline %v: %d, want %d", d, got, want)
+		}
+		back := c.timeOf(c.deadlineNs(deadline))
+		if !back.Equal(deadline) || back.Sub(deadline) != 0 {
+			t.Fatalf("round trip of %v moved it by %v", d, back.Sub(deadline))
+		}
+	}
+}
+
+// The OS wait keeps the platform contract: when it reports completion,
+// keeptime's clock reads at least the target.
+func TestOSWaitNeverWakesBeforeItsTarget(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	c := clk()
+	for i := 0; i < 200; i++ {
+		target := c.nowNs() + uint64(5_000+rng.Int63n(195_000))
+		if osWaitUntil(target, true) == waitCompleted {
+			if now := c.nowNs(); now < target {
+				t.Fatalf("woke %d ns before the target", target-now)
+			}
+		}
+	}
+}
+
+func TestTimerSlackIsSetOnTheWaitingThread(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before, err := timerSlackNs()
+	if err != nil {
+		t.Skip("PR_GET_TIMERSLACK:", err)
+	}
+	defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(before), 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 50_000, 0, 0, 0); err != nil {
+		t.Skip("PR_SET_TIMERSLACK:", err)
+	}
+	ensureTimerSlack1ns()
+	if got, _ := timerSlackNs(); got != 1 {
+		t.Fatalf("slack %d after ensureTimerSlack1ns", got)
+	}
+	// A wait on this (locked) thread leaves it at 1 ns; opting out leaves it alone.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 50_000, 0, 0, 0)
+	s := NewSleeper(Exact)
+	s.SetTimerSlack(false)
+	s.Sleep(100 * time.Microsecond)
+	if got, _ := timerSlackNs(); got != 50_000 {
+		t.Fatalf("SetTimerSlack(false) changed the slack to %d", got)
+	}
+	s.SetTimerSlack(true)
+	s.Sleep(100 * time.Microsecond)
+	if got, _ := timerSlackNs(); got != 1 {
+		t.Fatalf("slack %d after a sleep on this thread", got)
+	}
+}

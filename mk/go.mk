@@ -1,0 +1,29 @@
+# The Go module in go/ (issue 5): a native, pure-Go keeptime (no cgo).
+#
+#   make test-go    gofmt, go vet (also for a non-Linux target, so the
+#                   fallback keeps compiling) and the tests under the race
+#                   detector, spec vectors included (-race needs cgo's C
+#                   compiler, which the Rust build needs as a linker anyway)
+#   make bench-go   time.Sleep, unix.Nanosleep, a busy loop and keeptime,
+#                   side by side on this machine (see go/README.md)
+#
+# Works on a fresh machine: `go mod download` fetches golang.org/x/sys from
+# the module proxy.
+
+GO ?= go
+GO_BENCH_ARGS ?=
+
+.PHONY: test-go bench-go
+
+TEST_TARGETS += test-go
+
+test-go:
+	cd go && $(GO) mod download
+	cd go && unformatted="$$("$$($(GO) env GOROOT)/bin/gofmt" -l .)" && \
+	  { test -z "$$unformatted" || { echo "gofmt needed: $$unformatted"; exit 1; }; }
+	cd go && $(GO) vet ./...
+	cd go && GOOS=darwin $(GO) vet ./... && GOOS=windows GOARCH=amd64 $(GO) build ./...
+	cd go && $(GO) test -race -count=1 ./...
+
+bench-go:
+	cd go && $(GO) run ./cmd/keeptime-bench $(GO_BENCH_ARGS)
