@@ -2,7 +2,6 @@ package dev.keeptime;
 
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -27,7 +26,8 @@ import java.util.OptionalLong;
  * @param timerSlackSettable whether keeptime can set the slack to 1 ns here
  *     (Linux, JDK 22+, native access allowed; see {@link TimerSlack})
  * @param virtualization a hint that the machine is virtual ({@code "KVM"},
- *     {@code "hypervisor (unknown)"}, …), empty when none was found
+ *     {@code "Hyper-V"}, {@code "xen"}, a DMI product name, or
+ *     {@code "hypervisor (CPU flag; type unknown)"}), empty when none was found
  * @param availableProcessors {@link Runtime#availableProcessors()}
  * @param runtime JVM name and version
  */
@@ -44,19 +44,6 @@ public record ClockReport(
         Optional<String> virtualization,
         int availableProcessors,
         String runtime) {
-
-    /**
-     * Checks the components are present and copies the list.
-     *
-     * @throws NullPointerException if a reference component is null
-     */
-    public ClockReport {
-        Objects.requireNonNull(clocksource, "clocksource");
-        availableClocksources = List.copyOf(availableClocksources);
-        Objects.requireNonNull(timerSlackNs, "timerSlackNs");
-        Objects.requireNonNull(virtualization, "virtualization");
-        Objects.requireNonNull(runtime, "runtime");
-    }
 
     /**
      * A multi-line, aligned description with what each figure means.

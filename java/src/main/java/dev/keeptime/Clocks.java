@@ -154,7 +154,7 @@ public final class Clocks {
      */
     static Optional<String> virtualization(List<String> clocksources) {
         if (clocksources.contains("kvm-clock")) {
-            return Optional.of("KVM (kvm-clock offered)");
+            return Optional.of("KVM");
         }
         if (clocksources.contains("hyperv_clocksource_tsc_page")) {
             return Optional.of("Hyper-V");

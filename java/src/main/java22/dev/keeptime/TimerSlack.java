@@ -29,6 +29,7 @@ public final class TimerSlack {
 
     private TimerSlack() {}
 
+    @SuppressWarnings("restricted") // the reason for --enable-native-access, see the class doc
     private static MethodHandle findPrctl() {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
             return null;
