@@ -154,14 +154,15 @@ pub fn parse_method(s: &str) -> Result<Method, String> {
 
 /// `--durations` item: 1 ns to 1 h.
 pub fn parse_bench_duration(s: &str) -> Result<u64, String> {
-    let too_long = || format!("duration '{s}' is too long for a bench: at most 1h per wait");
+    let q = duration::quoted(s);
+    let too_long = || format!("duration {q} is too long for a bench: at most 1h per wait");
     let ns = duration::parse_ns(s).map_err(|e| match e {
         DurationError::TooLong(_) => too_long(),
         e => e.to_string(),
     })?;
     if ns == 0 {
         return Err(format!(
-            "zero duration '{s}': bench durations must be at least 1ns, e.g. 10us"
+            "zero duration {q}: bench durations must be at least 1ns, e.g. 10us"
         ));
     }
     if ns > MAX_DURATION_NS {
@@ -177,9 +178,10 @@ pub fn parse_sleep_duration(s: &str) -> Result<u64, String> {
 
 /// `--budget`: a positive duration.
 pub fn parse_budget(s: &str) -> Result<u64, String> {
+    let q = duration::quoted(s);
     match duration::parse_ns(s) {
         Ok(0) => Err(format!(
-            "zero budget '{s}': the budget must be more than 0, e.g. 30s"
+            "zero budget {q}: the budget must be more than 0, e.g. 30s"
         )),
         Ok(ns) => Ok(ns),
         Err(e) => Err(e.to_string()),
@@ -188,28 +190,30 @@ pub fn parse_budget(s: &str) -> Result<u64, String> {
 
 /// A non-negative whole number, with messages for the usual mistakes.
 fn parse_whole(s: &str, what: &str, example: &str) -> Result<u64, String> {
+    let q = duration::quoted(s);
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!(
-            "negative {what} '{s}': expected a whole number, e.g. {example}"
+            "negative {what} {q}: expected a whole number, e.g. {example}"
         ));
     }
     t.parse::<u64>().map_err(|e| match e.kind() {
         std::num::IntErrorKind::PosOverflow => {
-            format!("{what} '{s}' is too large: at most {}", u64::MAX)
+            format!("{what} {q} is too large: at most {}", u64::MAX)
         }
-        _ => format!("invalid {what} '{s}': expected a whole number, e.g. {example}"),
+        _ => format!("invalid {what} {q}: expected a whole number, e.g. {example}"),
     })
 }
 
 /// `--samples`: at least 1.
 pub fn parse_samples(s: &str) -> Result<u64, String> {
+    let q = duration::quoted(s);
     match parse_whole(s, "sample count", "1000")? {
         0 => Err(format!(
-            "zero samples '{s}': at least 1 sample is needed, e.g. --samples 1000"
+            "zero samples {q}: at least 1 sample is needed, e.g. --samples 1000"
         )),
         n if n > crate::bench::plan::MAX_SAMPLES => Err(format!(
-            "sample count '{s}' is too large: at most {} per cell",
+            "sample count {q} is too large: at most {} per cell",
             crate::bench::plan::MAX_SAMPLES
         )),
         n => Ok(n),
@@ -223,18 +227,20 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
 
 /// `--pin`: a CPU number.
 pub fn parse_cpu(s: &str) -> Result<u32, String> {
+    let q = duration::quoted(s);
     let n = parse_whole(s, "CPU number", "0")?;
-    u32::try_from(n).map_err(|_| format!("CPU number '{s}' is too large"))
+    u32::try_from(n).map_err(|_| format!("CPU number {q} is too large"))
 }
 
 /// `--priority`: 1–99.
 pub fn parse_priority(s: &str) -> Result<u32, String> {
+    let q = duration::quoted(s);
     let n = parse_whole(s, "priority", "50")?;
     if (1..=99).contains(&n) {
         Ok(n as u32)
     } else {
         Err(format!(
-            "priority '{s}' is out of range: SCHED_FIFO priorities are 1 to 99"
+            "priority {q} is out of range: SCHED_FIFO priorities are 1 to 99"
         ))
     }
 }
@@ -252,6 +258,7 @@ mod tests {
     #[test]
     fn value_errors_name_the_value() {
         assert!(parse_samples("0").unwrap_err().contains("'0'"));
+        assert!(!parse_samples("1\n2").unwrap_err().contains('\n'));
         assert!(parse_samples("-5").unwrap_err().contains("negative"));
         assert!(parse_samples("abc").unwrap_err().contains("'abc'"));
         assert!(parse_samples("99999999999999999999999")

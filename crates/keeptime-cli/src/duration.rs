@@ -46,6 +46,12 @@ pub enum DurationError {
     TooLong(String),
 }
 
+/// `'text'` with control characters and quotes escaped, so a message that
+/// quotes user input stays on one line.
+pub fn quoted(text: &str) -> String {
+    format!("'{}'", text.escape_debug())
+}
+
 impl fmt::Display for DurationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -55,23 +61,30 @@ impl fmt::Display for DurationError {
             ),
             DurationError::Negative(s) => write!(
                 f,
-                "negative duration '{s}': durations must be zero or more, e.g. 10ms"
+                "negative duration {}: durations must be zero or more, e.g. 10ms",
+                quoted(s)
             ),
             DurationError::NotANumber(s) => write!(
                 f,
-                "invalid duration '{s}': expected a decimal number and a unit, e.g. 10ms, 2.5us or 1e-3s (units: {UNITS_HELP})"
+                "invalid duration {}: expected a decimal number and a unit, e.g. 10ms, 2.5us or 1e-3s (units: {UNITS_HELP})",
+                quoted(s)
             ),
             DurationError::MissingUnit(s) => write!(
                 f,
-                "duration '{s}' has no unit: add one of {UNITS_HELP}, e.g. {s}ms"
+                "duration {} has no unit: add one of {UNITS_HELP}, e.g. {}ms",
+                quoted(s),
+                s.escape_debug()
             ),
             DurationError::UnknownUnit { input, unit } => write!(
                 f,
-                "unknown unit '{unit}' in duration '{input}': accepted units are {UNITS_HELP}"
+                "unknown unit {} in duration {}: accepted units are {UNITS_HELP}",
+                quoted(unit),
+                quoted(input)
             ),
             DurationError::TooLong(s) => write!(
                 f,
-                "duration '{s}' is too long: at most {} ns (about 584 years)",
+                "duration {} is too long: at most {} ns (about 584 years)",
+                quoted(s),
                 u64::MAX
             ),
         }
@@ -350,6 +363,9 @@ mod tests {
             Err(DurationError::UnknownUnit { .. })
         ));
         for e in [
+            parse_ns("e10\nZs").unwrap_err(),
+            parse_ns("5\n\rms").unwrap_err(),
+            parse_ns("-\n").unwrap_err(),
             parse_ns("").unwrap_err(),
             parse_ns("-1s").unwrap_err(),
             parse_ns("x").unwrap_err(),

@@ -158,6 +158,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         machine,
         parameters: Parameters {
             schedule: "sleep",
+            cpu_clock: "thread",
             durations_ns,
             methods: methods.iter().map(|m| m.name().to_owned()).collect(),
             samples: args.samples,

@@ -162,8 +162,8 @@ impl fmt::Display for UnknownMethod {
         let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
         write!(
             f,
-            "unknown method '{}': accepted methods are {} (see `keeptime bench --list`)",
-            self.0,
+            "unknown method {}: accepted methods are {} (see `keeptime bench --list`)",
+            crate::duration::quoted(&self.0),
             names.join(", ")
         )
     }

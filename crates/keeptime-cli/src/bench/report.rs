@@ -126,6 +126,10 @@ pub struct Parameters {
     /// How each wait's deadline was chosen: `"sleep"` = each wait is
     /// `duration` from a clock reading taken just before it.
     pub schedule: &'static str,
+    /// Which CPU time `cpu_percent` counts: `"thread"` (the waiting thread's,
+    /// `CLOCK_THREAD_CPUTIME_ID`) or `"process"` where a runtime cannot
+    /// measure one thread.
+    pub cpu_clock: &'static str,
     /// The durations, ns, in run order.
     pub durations_ns: Vec<u64>,
     /// The methods, in run order.

@@ -1,0 +1,372 @@
+//! Drives the real `keeptime` binary. Machines are noisy: these tests assert
+//! invariants (formats, orderings, exit codes), never timings.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn keeptime() -> Command {
+    Command::cargo_bin("keeptime").expect("the keeptime binary is built")
+}
+
+fn spec(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../spec")
+        .join(file)
+}
+
+const METHODS: [&str; 11] = [
+    "busy-loop",
+    "spin-pause",
+    "yield-loop",
+    "sleep-default-slack",
+    "sleep-slack-1ns",
+    "clock-nanosleep-abs",
+    "compensated",
+    "hybrid-1ms",
+    "keeptime",
+    "keeptime-efficient",
+    "keeptime-spin",
+];
+
+#[test]
+fn help_names_the_subcommands() {
+    keeptime()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("bench"))
+        .stdout(predicate::str::contains("clocks"))
+        .stdout(predicate::str::contains("sleep"));
+}
+
+#[test]
+fn bench_help_defines_error_and_cpu() {
+    keeptime()
+        .args(["bench", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "error = first clock reading after the wait − deadline",
+        ))
+        .stdout(predicate::str::contains("CPU % = thread CPU time"));
+}
+
+#[test]
+fn list_explains_every_method_in_one_line() {
+    let out = keeptime().args(["bench", "--list"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), METHODS.len(), "{text}");
+    for (line, name) in lines.iter().zip(METHODS) {
+        assert!(line.starts_with(name), "{line}");
+        assert!(line.len() > name.len() + 10, "{line}");
+    }
+}
+
+fn validate(schema_file: &str, doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(spec(schema_file)).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+fn int(v: &Value, key: &str) -> i64 {
+    v[key]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{key} is an integer in {v}"))
+}
+
+#[test]
+fn tiny_bench_json_validates_and_is_ordered() {
+    let out = keeptime()
+        .args([
+            "bench",
+            "--durations",
+            "50us",
+            "--samples",
+            "20",
+            "--export-json",
+            "-",
+        ])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).expect("stdout is JSON");
+    validate("bench-result.schema.json", &doc);
+
+    assert_eq!(doc["format"], "keeptime-bench");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["runtime"]["language"], "rust");
+    assert_eq!(
+        doc["parameters"]["durations_ns"],
+        serde_json::json!([50_000])
+    );
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), METHODS.len());
+    for (cell, name) in results.iter().zip(METHODS) {
+        assert_eq!(cell["method"], name);
+        assert_eq!(int(cell, "duration_ns"), 50_000);
+        assert_eq!(int(cell, "samples"), 20);
+        let ordered =
+            ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"].map(|k| int(cell, k));
+        assert!(
+            ordered.windows(2).all(|w| w[0] <= w[1]),
+            "{name}: {ordered:?}"
+        );
+        let mean = cell["mean_ns"].as_f64().unwrap();
+        assert!(
+            ordered[0] as f64 <= mean && mean <= ordered[5] as f64,
+            "{name}"
+        );
+        let early = int(cell, "early");
+        assert!((0..=20).contains(&early));
+        let may_be_early = ["compensated", "keeptime-efficient"].contains(&name);
+        if !may_be_early {
+            assert_eq!(early, 0, "{name} returned early");
+            assert!(ordered[0] >= 0, "{name}");
+        }
+        let histogram = cell["histogram"].as_array().unwrap();
+        let total: i64 = histogram.iter().map(|b| int(b, "count")).sum();
+        assert_eq!(total, 20, "{name}");
+        for b in histogram {
+            assert!(int(b, "gt_ns") < int(b, "le_ns"));
+        }
+        for w in histogram.windows(2) {
+            assert!(int(&w[0], "le_ns") <= int(&w[1], "gt_ns"), "{name}");
+        }
+        assert!(
+            int(&histogram[0], "gt_ns") < ordered[0] && ordered[0] <= int(&histogram[0], "le_ns")
+        );
+        let cpu = cell["cpu_percent"].as_f64().unwrap();
+        assert!(cpu >= 0.0, "{name}");
+    }
+    // Every method named in results is described.
+    let described: Vec<&str> = doc["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(described, METHODS);
+}
+
+#[test]
+fn tables_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let md = dir.path().join("r.md");
+    let out = keeptime()
+        .args([
+            "bench",
+            "--methods",
+            "keeptime,spin-pause,sleep-default-slack",
+        ])
+        .args([
+            "--durations",
+            "20us,30us",
+            "--samples",
+            "10",
+            "--warmup",
+            "3",
+        ])
+        .arg("--export-csv")
+        .arg(&csv)
+        .arg("--export-markdown")
+        .arg(&md)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("wait 20 µs") && text.contains("wait 30 µs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("p99.9") && text.contains("mean ± σ"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("keeptime: p99").count(),
+        2,
+        "one verdict per duration: {text}"
+    );
+
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 1 + 6);
+    assert!(rows[0].starts_with("method,duration_ns,samples"));
+    let columns = rows[0].split(',').count();
+    assert!(rows.iter().all(|r| r.split(',').count() == columns));
+
+    let md = std::fs::read_to_string(md).unwrap();
+    assert_eq!(md.matches("| method |").count(), 2, "{md}");
+    assert!(md.contains("### wait 20 µs"));
+}
+
+#[test]
+fn clocks_json_has_its_fields() {
+    let out = keeptime().args(["clocks", "--json"]).assert().success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).expect("stdout is JSON");
+    let clocks = doc["clocks"].as_array().expect("clocks is an array");
+    assert!(!clocks.is_empty());
+    for c in clocks {
+        for key in [
+            "name",
+            "resolution_ns",
+            "granularity_ns",
+            "repeat_fraction",
+            "read_cost_ns",
+            "monotonic_violations",
+            "available",
+        ] {
+            assert!(c.get(key).is_some(), "clock {c} lacks {key}");
+        }
+    }
+    let mono = clocks
+        .iter()
+        .find(|c| c["name"] == "MONOTONIC")
+        .expect("MONOTONIC is measured");
+    assert_eq!(mono["available"], true);
+    assert_eq!(mono["monotonic_violations"], 0);
+    assert!(mono["read_cost_ns"].as_f64().unwrap() > 0.0);
+    let machine = &doc["machine"];
+    for key in [
+        "os",
+        "arch",
+        "kernel_release",
+        "clocksource",
+        "timer_slack_ns",
+        "virtualization",
+    ] {
+        assert!(machine.get(key).is_some(), "machine lacks {key}");
+    }
+    assert!(doc["findings"].is_array());
+}
+
+#[test]
+fn clocks_text_has_its_sections() {
+    keeptime()
+        .arg("clocks")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MONOTONIC"))
+        .stdout(predicate::str::contains("clock_getres"))
+        .stdout(predicate::str::contains("machine"))
+        .stdout(predicate::str::contains("findings"));
+}
+
+#[test]
+fn sleep_adds_up_and_reports() {
+    keeptime()
+        .args(["sleep", "1ms"])
+        .assert()
+        .success()
+        .stdout("");
+    keeptime().args(["sleep", "0"]).assert().success();
+    keeptime()
+        .args(["sleep", "--verbose", "100us", "0.0002"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("woke "))
+        .stdout(predicate::str::contains(
+            "after the deadline (asked for 300 µs",
+        ));
+}
+
+/// Every bad input: exit 2, one line on stderr naming the value, no panic.
+#[test]
+fn bad_input_exits_2_with_one_clear_line() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["bench", "--methods", "warp-drive"],
+            &["'warp-drive'", "accepted methods are", "busy-loop"],
+        ),
+        (
+            &["bench", "--durations", "5parsecs"],
+            &["'5parsecs'", "'parsecs'", "accepted units"],
+        ),
+        (&["bench", "--durations", "-5ms"], &["'-5ms'", "negative"]),
+        (&["bench", "--durations", "1e30s"], &["'1e30s'", "too long"]),
+        (&["bench", "--durations", "10"], &["'10'", "no unit"]),
+        (&["bench", "--durations", "0ms"], &["'0ms'", "at least 1ns"]),
+        (&["bench", "--durations", "10ms,,1ms"], &["empty duration"]),
+        (&["bench", "--samples", "0"], &["'0'", "at least 1 sample"]),
+        (&["bench", "--samples", "-3"], &["'-3'", "negative"]),
+        (&["bench", "--samples", "lots"], &["'lots'", "whole number"]),
+        (&["bench", "--warmup", "-1"], &["'-1'", "negative"]),
+        (&["bench", "--budget", "0s"], &["'0s'", "more than 0"]),
+        (&["bench", "--budget", "soon"], &["'soon'", "units"]),
+        (&["bench", "--priority", "0"], &["'0'", "1 to 99"]),
+        (&["bench", "--priority", "100"], &["'100'", "1 to 99"]),
+        (&["bench", "--pin", "4096"], &["4096", "allowed CPUs"]),
+        (&["bench", "--pin", "-1"], &["'-1'", "negative"]),
+        (&["sleep", "5parsecs"], &["'5parsecs'", "accepted units"]),
+        (&["sleep", "-5ms"], &["'-5ms'", "negative"]),
+        (&["sleep", "-1"], &["'-1'", "negative"]),
+        (&["sleep", "1e30s"], &["'1e30s'", "too long"]),
+        (
+            &["sleep", "18446744073709551615ns", "1ns"],
+            &["add up to more than"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = keeptime().args(*args).assert().code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        for needle in *needles {
+            assert!(
+                stderr.contains(needle),
+                "{args:?}: {stderr:?} lacks {needle:?}"
+            );
+        }
+        assert!(!stderr.contains("panicked"));
+    }
+}
+
+#[test]
+fn export_to_an_unwritable_path_fails_before_measuring() {
+    keeptime()
+        .args([
+            "bench",
+            "--samples",
+            "1",
+            "--export-json",
+            "/nonexistent-dir/r.json",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot write export file"));
+}
+
+#[test]
+fn schema_rejects_broken_documents() {
+    let out = keeptime()
+        .args(["bench", "--methods", "keeptime", "--durations", "20us"])
+        .args(["--samples", "5", "--warmup", "1", "--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    validate("bench-result.schema.json", &doc);
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(spec("bench-result.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let broken: [fn(&mut Value); 4] = [
+        |d| d["version"] = 2.into(),
+        |d| d["results"][0]["histogram"] = serde_json::json!([]),
+        |d| d["results"][0]["p99_ns"] = 1.5.into(),
+        |d| {
+            d["machine"].as_object_mut().unwrap().remove("clocksource");
+        },
+    ];
+    for (i, breaking) in broken.iter().enumerate() {
+        let mut d = doc.clone();
+        breaking(&mut d);
+        assert!(!validator.is_valid(&d), "broken document {i} validated");
+    }
+}
