@@ -49,6 +49,7 @@ final class ResultJson {
         j.indent(1).append("},\n");
         j.indent(1).append("\"parameters\": {\n");
         j.field(2, "schedule", "sleep").append(",\n");
+        j.field(2, "cpu_clock", "thread").append(",\n");
         j.indent(2).append("\"durations_ns\": [");
         for (int i = 0; i < durations.size(); i++) {
             s.append(i == 0 ? "" : ", ").append(durations.get(i));

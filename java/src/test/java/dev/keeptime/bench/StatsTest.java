@@ -1,0 +1,121 @@
+package dev.keeptime.bench;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.keeptime.Clocks;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
+
+/** The bench's statistics and result document follow the project's bench result format. */
+class StatsTest {
+    @Test
+    void nearestRank() {
+        long[] v = LongStream.rangeClosed(1, 1000).toArray();
+        assertEquals(500, Stats.percentile(v, 500));
+        assertEquals(990, Stats.percentile(v, 990));
+        assertEquals(999, Stats.percentile(v, 999));
+        long[] w = LongStream.rangeClosed(1, 20).toArray();
+        assertEquals(10, Stats.percentile(w, 500));
+        assertEquals(20, Stats.percentile(w, 990));
+        assertEquals(7, Stats.percentile(new long[] {7}, 999));
+        assertEquals(7, Stats.percentile(new long[] {7}, 0));
+    }
+
+    @Test
+    void statsOfKnownSamples() {
+        Stats s = new Stats(new long[] {3, -1, 2, 10, 1}, 1_000, 250);
+        assertEquals(5, s.samples);
+        assertEquals(-1, s.minNs);
+        assertEquals(2, s.p50Ns);
+        assertEquals(10, s.maxNs);
+        assertEquals(1, s.early);
+        assertEquals(3.0, s.meanNs);
+        assertEquals(Math.sqrt(70.0 / 4.0), s.stddevNs, 1e-9);
+        assertEquals(25.0, s.cpuPercent);
+        assertEquals(5, s.histogram.stream().mapToLong(b -> b[2]).sum());
+    }
+
+    @Test
+    void edges() {
+        long[] pos = LongStream.rangeClosed(1, 40).filter(v -> Stats.upperEdge(v) == v).toArray();
+        assertArrayEquals(new long[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 26, 28,
+            30, 32, 36, 40}, pos);
+        assertEquals(18, Stats.upperEdge(17));
+        assertEquals(-16, Stats.upperEdge(-17));
+        assertEquals(16, Stats.lowerEdge(18));
+        assertEquals(-18, Stats.lowerEdge(-16));
+        assertEquals(-1, Stats.lowerEdge(0));
+        assertEquals(0, Stats.lowerEdge(1));
+        assertEquals(-2, Stats.lowerEdge(-1));
+        assertEquals(57_344, Stats.upperEdge(54_321));
+    }
+
+    @Test
+    void everyValueLiesInItsBucket() {
+        SplittableRandom rnd = new SplittableRandom(7);
+        for (int i = 0; i < 100_000; i++) {
+            long v = rnd.nextLong(-(1L << 62), 1L << 62) >> rnd.nextInt(62);
+            long le = Stats.upperEdge(v);
+            long gt = Stats.lowerEdge(le);
+            assertTrue(gt < v && v <= le, v + " not in (" + gt + ", " + le + "]");
+            assertEquals(gt, Stats.upperEdge(gt));
+            assertEquals(le, Stats.upperEdge(gt + 1));
+        }
+    }
+
+    /** Every field the schema requires is present (the schema is read, not copied). */
+    @Test
+    void resultDocumentHasEveryRequiredField() throws Exception {
+        Stats s = new Stats(new long[] {120, -3, 40, 95_000}, 5_000_000, 200_000);
+        String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
+                List.of(Method.BUSY_LOOP, Method.KEEPTIME),
+                List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s),
+                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s)));
+        ObjectMapper om = new ObjectMapper();
+        JsonNode doc = om.readTree(json);
+        assertEquals("keeptime-bench", doc.get("format").asText());
+        assertEquals(1, doc.get("version").asInt());
+        Path schemaFile = Path.of(System.getProperty("keeptime.vectors", "../spec/vectors"))
+                .resolveSibling("bench-result.schema.json");
+        if (!Files.exists(schemaFile)) {
+            return; // the spec is older than the schema
+        }
+        JsonNode schema = om.readTree(Files.readString(schemaFile));
+        JsonNode defs = schema.get("$defs");
+        requireAll(schema, doc, "");
+        for (String part : new String[] {"tool", "runtime", "machine", "parameters"}) {
+            requireAll(schema.get("properties").get(part), doc.get(part), part);
+        }
+        for (JsonNode m : doc.get("methods")) {
+            requireAll(schema.get("properties").get("methods").get("items"), m, "methods[]");
+        }
+        for (JsonNode cell : doc.get("results")) {
+            requireAll(defs.get("cell"), cell, "results[]");
+            long count = 0;
+            for (JsonNode b : cell.get("histogram")) {
+                requireAll(defs.get("bucket"), b, "histogram[]");
+                count += b.get("count").asLong();
+            }
+            assertEquals(cell.get("samples").asLong(), count, "histogram counts add up to samples");
+        }
+    }
+
+    private static void requireAll(JsonNode schemaObject, JsonNode node, String where) {
+        JsonNode required = schemaObject.get("required");
+        if (required == null) {
+            required = schemaObject.get("items") != null ? schemaObject.get("items").get("required") : null;
+        }
+        assertTrue(required != null, where + ": schema without a required list");
+        for (JsonNode key : required) {
+            assertTrue(node.has(key.asText()), where + ": missing " + key.asText() + " in " + node);
+        }
+    }
+}
