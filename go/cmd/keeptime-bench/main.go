@@ -1,0 +1,189 @@
+// Command keeptime-bench compares ways of waiting on this machine, in Go:
+// time.Sleep, syscall.Nanosleep, a busy loop on time.Now, and keeptime
+// (Exact and Efficient), at 10 µs, 100 µs, 1 ms and 10 ms by default.
+//
+// Usage:
+//
+//	go run ./cmd/keeptime-bench [--durations 10us,100us,1ms,10ms]
+//	    [--methods time-sleep,nanosleep,busy-loop,keeptime,keeptime-efficient]
+//	    [--samples N] [--warmup N] [--export-json FILE]
+//
+// The error of one wait is the first clock reading after it returns minus
+// its deadline (start + d, start read just before the call); CPU % is the
+// waiting thread's CPU time (CLOCK_THREAD_CPUTIME_ID, the goroutine locked to
+// its thread) over wall time. It prints a table; --export-json writes the
+// project's bench result format (spec/bench-result.md).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "keeptime-bench:", err)
+		os.Exit(2)
+	}
+}
+
+type options struct {
+	durations  []time.Duration
+	methods    []method
+	samples    *uint64
+	warmup     *uint64
+	exportJSON string
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("keeptime-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	durations := fs.String("durations", "10us,100us,1ms,10ms", "comma-separated wait durations")
+	methods := fs.String("methods", strings.Join(defaultMethods, ","), "comma-separated methods: "+methodNames())
+	samples := fs.Uint64("samples", 0, "measured waits per cell (default: 2000 below 500 µs, 1000 below 5 ms, 200 above)")
+	warmup := fs.Uint64("warmup", 0, "warm-up waits per cell (default: ~50 ms worth, 10 to 1000)")
+	export := fs.String("export-json", "", "write the results in the bench result format (spec/bench-result.md) to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var o options
+	for _, s := range strings.Split(*durations, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return o, fmt.Errorf("--durations: %v", err)
+		}
+		if d <= 0 || d > time.Hour {
+			return o, fmt.Errorf("--durations: %v is not between 1ns and 1h", d)
+		}
+		o.durations = append(o.durations, d)
+	}
+	for _, s := range strings.Split(*methods, ",") {
+		m, err := methodByName(s)
+		if err != nil {
+			return o, err
+		}
+		o.methods = append(o.methods, m)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "samples":
+			o.samples = samples
+		case "warmup":
+			o.warmup = warmup
+		}
+	})
+	if o.samples != nil && *o.samples == 0 {
+		return o, errors.New("--samples must be at least 1")
+	}
+	o.exportJSON = *export
+	return o, nil
+}
+
+func methodNames() string {
+	var n []string
+	for _, m := range allMethods {
+		n = append(n, m.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// plan: durations outer, methods inner, as the Rust bench.
+func plan(o options) []cellPlan {
+	var cells []cellPlan
+	for _, d := range o.durations {
+		for _, m := range o.methods {
+			c := cellPlan{method: m, duration: d, samples: defaultSamples(d), warmup: defaultWarmup(d)}
+			if o.samples != nil {
+				c.samples = *o.samples
+			}
+			if o.warmup != nil {
+				c.warmup = *o.warmup
+			}
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Every cell runs on this one OS thread: the thread CPU clock then counts
+	// the waiting goroutine, and the timer slack set per cell is the slack of
+	// the thread that waits.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	created := time.Now()
+	var startSlack *uint64
+	if s, ok := timerSlackNs(); ok {
+		startSlack = &s
+	}
+	m := thisMachine(startSlack)
+	c := clock{anchor: time.Now()}
+	cells := plan(o)
+	fmt.Fprintf(stderr, "keeptime-bench (Go %s): %d cells on %s/%s, %d CPUs\n",
+		runtime.Version(), len(cells), m.OS, m.Arch, runtime.NumCPU())
+
+	var results []cellResult
+	for i, cell := range cells {
+		fmt.Fprintf(stderr, "  [%d/%d] %s at %s\n", i+1, len(cells), cell.method.name, fmtDuration(cell.duration))
+		slack := applySlack(cell.method, startSlack)
+		stats := runCell(c, cell)
+		results = append(results, cellResult{
+			Method: cell.method.name, DurationNs: uint64(cell.duration), Warmup: cell.warmup,
+			TimerSlackNs: slack, Stats: stats,
+		})
+	}
+	if startSlack != nil {
+		setTimerSlackNs(*startSlack) // leave the thread as it was found
+	}
+	printTable(stdout, results)
+
+	if o.exportJSON != "" {
+		p := parameters{Schedule: "sleep", Samples: o.samples, Warmup: o.warmup}
+		for _, d := range o.durations {
+			p.DurationsNs = append(p.DurationsNs, uint64(d))
+		}
+		for _, mt := range o.methods {
+			p.Methods = append(p.Methods, mt.name)
+		}
+		if err := writeJSON(o.exportJSON, newReport(created, m, p, o.methods, results)); err != nil {
+			return fmt.Errorf("--export-json: %v", err)
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.exportJSON)
+	}
+	return nil
+}
+
+// applySlack sets the waiting thread's timer slack for the method's cell and
+// returns the slack now in force: the start-up slack for the OS sleeps that
+// users call as they are, 1 ns for the rest (keeptime sets 1 ns itself).
+func applySlack(m method, startSlack *uint64) *uint64 {
+	if startSlack == nil {
+		return nil
+	}
+	want := uint64(1)
+	if m.defaultSlack {
+		want = *startSlack
+	}
+	setTimerSlackNs(want)
+	if s, ok := timerSlackNs(); ok {
+		return &s
+	}
+	return nil
+}

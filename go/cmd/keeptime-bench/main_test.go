@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const schemaPath = "../../../spec/bench-result.schema.json"
+
+// A tiny run of every method, exported and checked against the project's
+// result format.
+func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.json")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"--durations", "20us,150us", "--methods", methodNames(), "--samples", "5", "--warmup", "2",
+		"--export-json", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, m := range allMethods {
+		if !strings.Contains(stdout.String(), m.name) {
+			t.Errorf("table lacks %s:\n%s", m.name, stdout.String())
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStructure(t, data)
+	validateWithSchema(t, out)
+
+	var r report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 2*len(allMethods) {
+		t.Fatalf("%d results", len(r.Results))
+	}
+	for _, c := range r.Results {
+		m, _ := methodByName(c.Method)
+		if c.Samples != 5 || c.Warmup != 2 {
+			t.Errorf("%s: %d samples, %d warm-up", c.Method, c.Samples, c.Warmup)
+		}
+		if !m.mayReturnEarly && c.Early != 0 {
+			t.Errorf("%s at %d ns returned early %d times", c.Method, c.DurationNs, c.Early)
+		}
+	}
+}
+
+// checkStructure checks the document's shape in Go: every field the format
+// requires, with its JSON type.
+func checkStructure(t *testing.T, data []byte) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	expect := func(where string, obj map[string]any, fields map[string]string) {
+		for k, kind := range fields {
+			v, ok := obj[k]
+			if !ok {
+				t.Errorf("%s: no %q", where, k)
+				continue
+			}
+			nullable := strings.HasSuffix(kind, "?")
+			kind = strings.TrimSuffix(kind, "?")
+			if v == nil {
+				if !nullable {
+					t.Errorf("%s.%s is null", where, k)
+				}
+				continue
+			}
+			okType := false
+			switch kind {
+			case "string":
+				_, okType = v.(string)
+			case "number":
+				_, okType = v.(float64)
+			case "bool":
+				_, okType = v.(bool)
+			case "object":
+				_, okType = v.(map[string]any)
+			case "array":
+				_, okType = v.([]any)
+			}
+			if !okType {
+				t.Errorf("%s.%s = %v, want a %s", where, k, v, kind)
+			}
+		}
+	}
+	expect("document", doc, map[string]string{"format": "string", "version": "number", "created": "string",
+		"tool": "object", "runtime": "object", "machine": "object", "parameters": "object", "methods": "array", "results": "array"})
+	if doc["format"] != "keeptime-bench" || doc["version"] != 1.0 {
+		t.Errorf("format %v version %v", doc["format"], doc["version"])
+	}
+	expect("tool", doc["tool"].(map[string]any), map[string]string{"name": "string", "version": "string"})
+	expect("runtime", doc["runtime"].(map[string]any), map[string]string{"language": "string", "name": "string", "version": "string"})
+	expect("machine", doc["machine"].(map[string]any), map[string]string{"os": "string", "arch": "string", "kernel": "string?",
+		"cpu_model": "string?", "cpus": "number?", "clocksource": "string?", "timer_slack_ns": "number?",
+		"virtualization": "string?", "preemption": "string?"})
+	expect("parameters", doc["parameters"].(map[string]any), map[string]string{"schedule": "string", "durations_ns": "array",
+		"methods": "array", "samples": "number?", "warmup": "number?", "budget_ns": "number?", "pin_cpu": "number?", "priority": "number?"})
+	for _, m := range doc["methods"].([]any) {
+		expect("method", m.(map[string]any), map[string]string{"name": "string", "description": "string", "seed": "string?", "may_return_early": "bool"})
+	}
+	for _, r := range doc["results"].([]any) {
+		cell := r.(map[string]any)
+		expect("result", cell, map[string]string{"method": "string", "duration_ns": "number", "warmup": "number",
+			"timer_slack_ns": "number?", "samples": "number", "min_ns": "number", "mean_ns": "number", "stddev_ns": "number",
+			"p50_ns": "number", "p90_ns": "number", "p99_ns": "number", "p999_ns": "number", "max_ns": "number",
+			"early": "number", "cpu_percent": "number", "wall_ns": "number", "cpu_ns": "number", "histogram": "array"})
+		for _, b := range cell["histogram"].([]any) {
+			expect("histogram", b.(map[string]any), map[string]string{"gt_ns": "number", "le_ns": "number", "count": "number"})
+		}
+	}
+}
+
+// validateWithSchema runs Python's jsonschema on the document, when both the
+// schema and the module are there.
+func validateWithSchema(t *testing.T, doc string) {
+	t.Helper()
+	if _, err := os.Stat(schemaPath); err != nil {
+		t.Logf("no %s: checked the structure only", schemaPath)
+		return
+	}
+	if exec.Command("python3", "-c", "import jsonschema").Run() != nil {
+		t.Log("python3 with jsonschema not available: checked the structure only")
+		return
+	}
+	script := `import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+cls = jsonschema.validators.validator_for(schema)
+cls.check_schema(schema)
+errors = sorted(cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(json.load(open(sys.argv[2]))), key=str)
+for e in errors:
+    print("/".join(map(str, e.absolute_path)) or "(document)", ":", e.message)
+sys.exit(1 if errors else 0)
+`
+	out, err := exec.Command("python3", "-c", script, schemaPath, doc).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the document does not validate against %s:\n%s", schemaPath, out)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	var stderr bytes.Buffer
+	o, err := parseArgs(nil, &stderr)
+	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil {
+		t.Fatalf("defaults: %+v %v", o, err)
+	}
+	for _, bad := range [][]string{
+		{"--durations", "0s"}, {"--durations", "-1ms"}, {"--durations", "soon"},
+		{"--methods", "warp-drive"}, {"--samples", "0"}, {"extra"},
+	} {
+		if _, err := parseArgs(bad, &stderr); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if m, err := methodByName(" KEEPTIME "); err != nil || m.name != "keeptime" {
+		t.Error("method names are not case-insensitive")
+	}
+}
+
+func TestMachineParsers(t *testing.T) {
+	if n, ok := parseCPUList("0-3,8,10-11"); !ok || n != 7 {
+		t.Error(n)
+	}
+	if _, ok := parseCPUList("x"); ok {
+		t.Error("parsed nonsense")
+	}
+	if cpuModel("processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\n") != "Intel(R) Xeon(R)" {
+		t.Error("cpu model")
+	}
+	for v, want := range map[string]string{"#1 SMP PREEMPT_DYNAMIC @0": "PREEMPT_DYNAMIC", "#1 SMP PREEMPT_RT": "PREEMPT_RT",
+		"#1 SMP PREEMPT Fri": "PREEMPT (full)", "#1 SMP Fri": "none or voluntary", "": ""} {
+		if got := preemption(v, ""); got != want {
+			t.Errorf("%q: %q", v, got)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	keeptime "github.com/keeptime/keeptime/go"
+)
+
+// A method is one way of waiting, named after what it is and mapped to the
+// seed documents (DESIGN.md §1, §4). Each waits for d from start (the
+// deadline is start + d) and returns; the runner reads the clock right after.
+type method struct {
+	name           string
+	description    string
+	seed           string // "" when none
+	mayReturnEarly bool
+	// defaultSlack runs the cell with the thread's timer slack as found at
+	// start-up (50 µs by default) instead of 1 ns.
+	defaultSlack bool
+	// newWaiter returns the wait function of a fresh cell.
+	newWaiter func() waiter
+}
+
+// waiter waits until deadline = start + d.
+type waiter func(deadline time.Time, d time.Duration)
+
+var allMethods = []method{
+	{
+		name:        "time-sleep",
+		description: "time.Sleep(d): the Go runtime's timers (seed 003)",
+		seed:        "003", defaultSlack: true,
+		newWaiter: func() waiter { return func(_ time.Time, d time.Duration) { time.Sleep(d) } },
+	},
+	{
+		name:        "nanosleep",
+		description: "syscall.Nanosleep(d) (unix.Nanosleep), a relative nanosleep with the default timer slack (seed 003)",
+		seed:        "003", defaultSlack: true,
+		newWaiter: func() waiter { return nanosleepWaiter },
+	},
+	{
+		name:        "busy-loop",
+		description: "for time.Now().Before(deadline) {}: reads the clock in a tight loop (seed 000's while loop); a whole core",
+		seed:        "000",
+		newWaiter: func() waiter {
+			return func(deadline time.Time, _ time.Duration) {
+				for time.Now().Before(deadline) {
+				}
+			}
+		},
+	},
+	{
+		name:        "keeptime",
+		description: "keeptime.Sleeper, Exact: absolute OS wait to a learned margin, then spin; never early",
+		newWaiter:   func() waiter { return sleeperWaiter(keeptime.Exact) },
+	},
+	{
+		name:           "keeptime-efficient",
+		description:    "keeptime.Sleeper, Efficient: one OS wait shortened by the learned median overshoot; may return early",
+		mayReturnEarly: true,
+		newWaiter:      func() waiter { return sleeperWaiter(keeptime.Efficient) },
+	},
+	{
+		name:        "keeptime-spin",
+		description: "keeptime.Sleeper, Spin: pure spin with the pause hint, yielding after 50 µs",
+		newWaiter:   func() waiter { return sleeperWaiter(keeptime.Spin) },
+	},
+}
+
+// defaultMethods are the ones run without --methods.
+var defaultMethods = []string{"time-sleep", "nanosleep", "busy-loop", "keeptime", "keeptime-efficient"}
+
+// sleeperWaiter waits with one Sleeper per cell, so each cell learns from
+// its own warm-up, as a program with one sleeper per loop would.
+func sleeperWaiter(mode keeptime.Mode) waiter {
+	s := keeptime.NewSleeper(mode)
+	return func(deadline time.Time, _ time.Duration) { s.SleepUntil(deadline) }
+}
+
+func methodByName(name string) (method, error) {
+	var names []string
+	for _, m := range allMethods {
+		if strings.EqualFold(m.name, strings.TrimSpace(name)) {
+			return m, nil
+		}
+		names = append(names, m.name)
+	}
+	return method{}, fmt.Errorf("unknown method %q: accepted methods are %s", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The bench result document: the project's one result format
+// (spec/bench-result.md, validated by spec/bench-result.schema.json), the
+// same fields the Rust bench writes.
+
+const (
+	formatName    = "keeptime-bench"
+	formatVersion = 1
+	toolName      = "keeptime-bench-go"
+	toolVersion   = "0.1.0"
+)
+
+type report struct {
+	Format     string       `json:"format"`
+	Version    int          `json:"version"`
+	Created    string       `json:"created"`
+	Tool       tool         `json:"tool"`
+	Runtime    runtimeInfo  `json:"runtime"`
+	Machine    machine      `json:"machine"`
+	Parameters parameters   `json:"parameters"`
+	Methods    []methodInfo `json:"methods"`
+	Results    []cellResult `json:"results"`
+}
+
+type tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type runtimeInfo struct {
+	Language string `json:"language"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+}
+
+// machine: every field but os and arch is null where it cannot be read.
+type machine struct {
+	OS             string  `json:"os"`
+	Arch           string  `json:"arch"`
+	Kernel         *string `json:"kernel"`
+	CPUModel       *string `json:"cpu_model"`
+	CPUs           *uint64 `json:"cpus"`
+	Clocksource    *string `json:"clocksource"`
+	TimerSlackNs   *uint64 `json:"timer_slack_ns"`
+	Virtualization *string `json:"virtualization"`
+	Preemption     *string `json:"preemption"`
+}
+
+type parameters struct {
+	Schedule    string   `json:"schedule"`
+	DurationsNs []uint64 `json:"durations_ns"`
+	Methods     []string `json:"methods"`
+	Samples     *uint64  `json:"samples"`
+	Warmup      *uint64  `json:"warmup"`
+	BudgetNs    *uint64  `json:"budget_ns"`
+	PinCPU      *uint32  `json:"pin_cpu"`
+	Priority    *uint32  `json:"priority"`
+}
+
+type methodInfo struct {
+	Name           string  `json:"name"`
+	Description    string  `json:"description"`
+	Seed           *string `json:"seed"`
+	MayReturnEarly bool    `json:"may_return_early"`
+}
+
+// cellResult is one method at one duration, its statistics flattened in.
+type cellResult struct {
+	Method       string  `json:"method"`
+	DurationNs   uint64  `json:"duration_ns"`
+	Warmup       uint64  `json:"warmup"`
+	TimerSlackNs *uint64 `json:"timer_slack_ns"`
+	Stats
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// archNames maps GOARCH to the names `uname -m` and the Rust bench use.
+var archNames = map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "x86", "ppc64le": "powerpc64le"}
+
+func thisMachine(startSlack *uint64) machine {
+	arch := runtime.GOARCH
+	if a, ok := archNames[arch]; ok {
+		arch = a
+	}
+	osName := runtime.GOOS
+	if osName == "darwin" {
+		osName = "macos"
+	}
+	release, version := uname()
+	m := machine{
+		OS:           osName,
+		Arch:         arch,
+		Kernel:       nonEmpty(release),
+		CPUModel:     nonEmpty(cpuModel(readText("/proc/cpuinfo"))),
+		Clocksource:  nonEmpty(readText("/sys/devices/system/clocksource/clocksource0/current_clocksource")),
+		TimerSlackNs: startSlack,
+		Preemption:   nonEmpty(preemption(version, readText("/sys/kernel/realtime"))),
+	}
+	if n, ok := parseCPUList(readText("/sys/devices/system/cpu/online")); ok {
+		m.CPUs = &n
+	}
+	m.Virtualization = nonEmpty(hypervisorFromCPUID())
+	return m
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// parseCPUList counts the CPUs of a kernel CPU list such as "0-3,8,10-11".
+func parseCPUList(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var n uint64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.ParseUint(lo, 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 32); err != nil || b < a {
+				return 0, false
+			}
+		}
+		n += b - a + 1
+	}
+	return n, true
+}
+
+// preemption names the kernel's preemption model from `uname -v` (and
+// /sys/kernel/realtime on RT kernels), as the Rust core does.
+func preemption(unameVersion, realtime string) string {
+	if realtime == "1" {
+		return "PREEMPT_RT"
+	}
+	words := strings.Fields(unameVersion)
+	has := func(w string) bool {
+		for _, x := range words {
+			if x == w {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("PREEMPT_RT"):
+		return "PREEMPT_RT"
+	case has("PREEMPT_DYNAMIC"):
+		return "PREEMPT_DYNAMIC"
+	case has("PREEMPT"):
+		return "PREEMPT (full)"
+	case len(words) > 0:
+		return "none or voluntary"
+	}
+	return ""
+}
+
+func newReport(created time.Time, m machine, p parameters, methods []method, results []cellResult) report {
+	r := report{
+		Format:     formatName,
+		Version:    formatVersion,
+		Created:    created.UTC().Format(time.RFC3339),
+		Tool:       tool{Name: toolName, Version: toolVersion},
+		Runtime:    runtimeInfo{Language: "go", Name: "gc", Version: strings.TrimPrefix(runtime.Version(), "go")},
+		Machine:    m,
+		Parameters: p,
+		Results:    results,
+	}
+	for _, mt := range methods {
+		r.Methods = append(r.Methods, methodInfo{
+			Name: mt.name, Description: mt.description, Seed: nonEmpty(mt.seed), MayReturnEarly: mt.mayReturnEarly,
+		})
+	}
+	return r
+}
+
+func writeJSON(path string, r report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

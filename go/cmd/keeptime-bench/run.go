@@ -1,0 +1,69 @@
+package main
+
+import (
+	"runtime"
+	"time"
+)
+
+// cellPlan is one method at one duration.
+type cellPlan struct {
+	method   method
+	duration time.Duration
+	warmup   uint64
+	samples  uint64
+}
+
+// defaultSamples: enough that p99 rests on several samples (p99.9 too below
+// 5 ms), as the Rust bench's minimums.
+func defaultSamples(d time.Duration) uint64 {
+	switch {
+	case d >= 5*time.Millisecond:
+		return 200
+	case d >= 500*time.Microsecond:
+		return 1_000
+	default:
+		return 2_000
+	}
+}
+
+// defaultWarmup: about 50 ms of waits, 10 to 1000 of them (keeptime learns
+// its margins from them).
+func defaultWarmup(d time.Duration) uint64 {
+	n := uint64(50*time.Millisecond) / uint64(d+60*time.Microsecond)
+	return min(max(n, 10), 1_000)
+}
+
+// clock is the bench's clock: Go's monotonic reading, as ns since anchor
+// (time.Since reads only CLOCK_MONOTONIC, through the vDSO).
+type clock struct{ anchor time.Time }
+
+func (c clock) now() time.Duration { return time.Since(c.anchor) }
+
+// runCell warms the method up, then measures it. The caller holds
+// runtime.LockOSThread, so the thread CPU clock is the waiting thread's.
+//
+// One sample: read the clock (start), wait until start + d, read the clock
+// again; the error is that reading minus the deadline. The errors go into a
+// preallocated slice; nothing on the timed path allocates or prints.
+func runCell(c clock, cell cellPlan) Stats {
+	wait := cell.method.newWaiter()
+	d := cell.duration
+	sample := func() int64 {
+		start := c.now()
+		deadline := start + d
+		wait(c.anchor.Add(deadline), d)
+		return int64(c.now() - deadline)
+	}
+	for i := uint64(0); i < cell.warmup; i++ {
+		sample()
+	}
+	errors := make([]int64, 0, cell.samples)
+	runtime.GC() // not during the measurement, if it can be helped
+	cpu0, wall0 := threadCPUNs(), c.now()
+	for uint64(len(errors)) < cell.samples {
+		errors = append(errors, sample())
+	}
+	cpu, wall := threadCPUNs()-cpu0, c.now()-wall0
+	s, _ := statsOf(errors, uint64(wall), cpu)
+	return s
+}

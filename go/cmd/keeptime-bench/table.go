@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// fmtNs renders signed ns with a unit chosen for the value: "-85 ns",
+// "1.24 µs", "1.05 ms".
+func fmtNs(ns int64) string {
+	a := math.Abs(float64(ns))
+	switch {
+	case a < 1e3:
+		return fmt.Sprintf("%d ns", ns)
+	case a < 1e6:
+		return fmt.Sprintf("%.2f µs", float64(ns)/1e3)
+	case a < 1e9:
+		return fmt.Sprintf("%.2f ms", float64(ns)/1e6)
+	default:
+		return fmt.Sprintf("%.2f s", float64(ns)/1e9)
+	}
+}
+
+func fmtDuration(d time.Duration) string {
+	return strings.Replace(d.String(), "µs", " µs", 1)
+}
+
+// printTable writes one block per duration: p50, p99 and max error, early
+// returns and CPU per method, then how keeptime compares with the busy loop.
+func printTable(w io.Writer, results []cellResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "duration\tmethod\tsamples\tp50\tp99\tmax\tearly\tCPU %\t")
+	var last uint64
+	for i, r := range results {
+		d := ""
+		if i == 0 || r.DurationNs != last {
+			d = fmtDuration(time.Duration(r.DurationNs))
+			if i > 0 {
+				fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
+			}
+		}
+		last = r.DurationNs
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%.1f\t\n",
+			d, r.Method, r.Samples, fmtNs(r.P50Ns), fmtNs(r.P99Ns), fmtNs(r.MaxNs), r.Early, r.CPUPercent)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "error = first clock reading after the wait - deadline; CPU % = thread CPU time / wall time")
+	for _, k := range results {
+		if k.Method != "keeptime" {
+			continue
+		}
+		for _, b := range results {
+			if b.Method == "busy-loop" && b.DurationNs == k.DurationNs && b.P99Ns > 0 {
+				fmt.Fprintf(w, "%s: keeptime p50 %s, p99 %s = %.2f x the busy loop's p99 (%s), CPU %.1f %%\n",
+					fmtDuration(time.Duration(k.DurationNs)), fmtNs(k.P50Ns), fmtNs(k.P99Ns),
+					float64(k.P99Ns)/float64(b.P99Ns), fmtNs(b.P99Ns), k.CPUPercent)
+			}
+		}
+	}
+}
