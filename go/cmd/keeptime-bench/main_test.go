@@ -103,7 +103,7 @@ func checkStructure(t *testing.T, data []byte) {
 	expect("machine", doc["machine"].(map[string]any), map[string]string{"os": "string", "arch": "string", "kernel": "string?",
 		"cpu_model": "string?", "cpus": "number?", "clocksource": "string?", "timer_slack_ns": "number?",
 		"virtualization": "string?", "preemption": "string?"})
-	expect("parameters", doc["parameters"].(map[string]any), map[string]string{"schedule": "string", "durations_ns": "array",
+	expect("parameters", doc["parameters"].(map[string]any), map[string]string{"schedule": "string", "cpu_clock": "string", "durations_ns": "array",
 		"methods": "array", "samples": "number?", "warmup": "number?", "budget_ns": "number?", "pin_cpu": "number?", "priority": "number?"})
 	for _, m := range doc["methods"].([]any) {
 		expect("method", m.(map[string]any), map[string]string{"name": "string", "description": "string", "seed": "string?", "may_return_early": "bool"})

@@ -58,6 +58,7 @@ type machine struct {
 
 type parameters struct {
 	Schedule    string   `json:"schedule"`
+	CPUClock    string   `json:"cpu_clock"`
 	DurationsNs []uint64 `json:"durations_ns"`
 	Methods     []string `json:"methods"`
 	Samples     *uint64  `json:"samples"`
