@@ -20,6 +20,9 @@ The clock is ``time.monotonic_ns()`` (``CLOCK_MONOTONIC`` on Linux, the same
 clock as ``time.perf_counter_ns()`` there).
 """
 
+import time as _time
+
+from keeptime import _keeptime
 from keeptime._keeptime import (
     Schedule,
     Sleeper,
@@ -41,6 +44,21 @@ from keeptime._clocks import (
     Virtualization,
     clocks,
 )
+
+
+
+def _warm_up(_read=_time.monotonic_ns, _sleep=sleep):
+    """Called by keeptime with the GIL held a few µs before a wait ends, so
+    that what runs right after the wait finds the CPU caches warm: the
+    interpreter loop, a builtin call with an int result (like the clock read
+    that typically follows a wait), and keeptime's own entry path (the next
+    ``keeptime.sleep`` of a loop; ``sleep(0.0)`` returns at once). See
+    python/src/wait.rs for why and what it costs."""
+    _sleep(0.0)
+    return _read()
+
+
+_keeptime._set_warm_up(_warm_up)
 
 __all__ = [
     "ClockInfo",

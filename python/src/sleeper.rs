@@ -1,7 +1,7 @@
 //! `keeptime.Sleeper` and the free sleep functions.
 
 use crate::convert::{deadline_arg, mode_arg, ns_arg, seconds_to_ns, Length};
-use crate::wait::{detached, sleep_until_on_thread};
+use crate::wait::{self, sleep_until_on_thread};
 use keeptime::Mode;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -78,9 +78,7 @@ impl PySleeper {
         };
         let sleeper: &mut keeptime::Sleeper = &mut guard;
         sleeper.set_mode(mode_from_code(self.mode.load(Ordering::Relaxed)));
-        detached(py, |keep_going| {
-            sleeper.sleep_until_ns_interruptible(deadline_ns, keep_going)
-        })
+        wait::sleep_until(py, sleeper, deadline_ns)
     }
 }
 

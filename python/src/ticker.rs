@@ -1,7 +1,7 @@
 //! `keeptime.Ticker`, `keeptime.Schedule`, `keeptime.Tick`, `keeptime.TickerStats`.
 
 use crate::convert::{missed_arg, mode_arg, ns_arg, seconds_to_ns, Length};
-use crate::wait::detached;
+use crate::wait;
 use keeptime::{MissedTicks, Schedule, Step, TickNs, TickerStats};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -230,9 +230,7 @@ impl PyTicker {
                 Step::Wait { deadline_ns } => deadline_ns,
             };
             let s: &mut keeptime::Sleeper = &mut sleeper;
-            let woke = detached(py, |keep_going| {
-                s.sleep_until_ns_interruptible(deadline, keep_going)
-            })?;
+            let woke = wait::sleep_until(py, s, deadline)?;
             let mut schedule = self.schedule();
             // Another thread may have reset the ticker or changed its period
             // while this one waited: then wait again, for the new deadline.

@@ -1,0 +1,390 @@
+"""``python -m keeptime bench``: how precisely Python can wait, measured.
+
+Compares ``time.sleep``, a Python busy loop on ``time.perf_counter_ns`` and
+keeptime's modes at several durations, in one run on one thread, and writes
+the project's bench result document (spec/bench-result.md), the same format
+``keeptime bench`` writes, so Python and Rust results sit in one table.
+
+One sample, for every method: ``deadline = time.monotonic_ns() + d``, the
+wait, then ``error = time.monotonic_ns() − deadline`` (the first clock
+reading after the wait returns, on the clock ``perf_counter_ns`` also reads
+on Linux). CPU = ``time.thread_time_ns()`` ÷ wall time over the measured
+samples. Each method has its own loop, so no extra Python call sits between
+the wait and the reading; nothing is allocated inside it.
+
+The ``keeptime-rust`` row is the same keeptime wait driven from a Rust loop
+(no Python between waits): the core's own figure in the same run, to show
+what calling from Python costs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
+
+import keeptime
+from keeptime import _format, _keeptime, _stats
+
+#: The durations measured by default: 10 µs, 100 µs, 1 ms, 10 ms.
+DEFAULT_DURATIONS_NS = (10_000, 100_000, 1_000_000, 10_000_000)
+#: Default overall time budget, seconds.
+DEFAULT_BUDGET_S = 40.0
+#: What one sample is assumed to cost beyond its duration when planning.
+PLANNING_OVERHEAD_NS = 60_000
+#: Most samples one cell stores.
+MAX_SAMPLES = 500_000
+
+
+@dataclass(frozen=True)
+class Method:
+    """One way of waiting the bench compares."""
+
+    name: str
+    description: str
+    seed: Optional[str]
+    may_return_early: bool
+    default_slack: bool  # runs with the thread's start-up timer slack (else 1 ns)
+
+
+METHODS = (
+    Method(
+        "time-sleep",
+        "time.sleep(d): CPython's relative clock_nanosleep with the thread's default timer slack "
+        "(seed 000's Thread.Sleep, 003's time.Sleep)",
+        "000, 003",
+        False,
+        True,
+    ),
+    Method(
+        "busy-loop",
+        "while time.perf_counter_ns() < deadline: pass — a Python busy loop (seed 000's while loop); "
+        "a whole core, and the GIL",
+        "000",
+        False,
+        False,
+    ),
+    Method(
+        "keeptime",
+        "keeptime.sleep(d) (Mode exact): absolute OS wait to a learned margin, then spin, GIL released; "
+        "never early",
+        None,
+        False,
+        False,
+    ),
+    Method(
+        "keeptime-efficient",
+        "keeptime.Sleeper(mode='efficient').sleep(d): one OS wait shortened by the learned median "
+        "overshoot; may return early",
+        None,
+        True,
+        False,
+    ),
+    Method(
+        "keeptime-spin",
+        "keeptime.Sleeper(mode='spin').sleep(d): pure spin with pause, yielding after 50 µs, GIL released",
+        None,
+        False,
+        False,
+    ),
+    Method(
+        "keeptime-rust",
+        "keeptime Mode exact driven from a Rust loop, no Python between waits: the core's own figure, "
+        "for comparison",
+        None,
+        False,
+        False,
+    ),
+)
+METHODS_BY_NAME = {m.name: m for m in METHODS}
+
+
+def default_min_samples(d_ns: int) -> int:
+    """Fewest samples a cell gets by default: enough for a stable p99 (the CLI's rule)."""
+    if d_ns >= 5_000_000:
+        return 200
+    if d_ns >= 500_000:
+        return 1_000
+    return 2_000
+
+
+def default_warmup(d_ns: int) -> int:
+    """About 50 ms of unrecorded waits, 10 to 1000 of them (the CLI's rule)."""
+    return max(10, min(1_000, 50_000_000 // (d_ns + PLANNING_OVERHEAD_NS)))
+
+
+# ---------------------------------------------------------------- the loops
+#
+# One loop per kind of wait, each with everything it calls bound to a local,
+# so the only Python work between the end of the wait and the error reading
+# is returning from the wait.
+
+
+def _sleep_loop(sleep: Callable[[float], Any], d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
+    mono = time.monotonic_ns
+    seconds = d / 1e9
+    n = len(errors)
+    wall_start = mono()
+    i = 0
+    while i < n:
+        deadline = mono() + d
+        sleep(seconds)
+        woke = mono()
+        errors[i] = woke - deadline
+        i += 1
+        if woke - wall_start >= limit_ns and i >= min_n:
+            break
+    return i
+
+
+def _busy_loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
+    mono = time.monotonic_ns
+    pc = time.perf_counter_ns
+    n = len(errors)
+    wall_start = mono()
+    i = 0
+    while i < n:
+        deadline = mono() + d
+        while pc() < deadline:
+            pass
+        woke = mono()
+        errors[i] = woke - deadline
+        i += 1
+        if woke - wall_start >= limit_ns and i >= min_n:
+            break
+    return i
+
+
+def _run_python_cell(method: str, d: int, warmup: int, max_n: int, min_n: int, limit_ns: int) -> Dict[str, Any]:
+    if method == "busy-loop":
+        loop = _busy_loop
+    else:
+        sleep = {
+            "time-sleep": time.sleep,
+            "keeptime": keeptime.sleep,
+            "keeptime-efficient": keeptime.Sleeper(mode="efficient").sleep,
+            "keeptime-spin": keeptime.Sleeper(mode="spin").sleep,
+        }[method]
+
+        def loop(d, errors, min_n, limit_ns):
+            return _sleep_loop(sleep, d, errors, min_n, limit_ns)
+
+    if warmup:
+        loop(d, [0] * warmup, warmup, 0)
+    errors = [0] * max_n
+    cpu_start = time.thread_time_ns()
+    wall_start = time.monotonic_ns()
+    n = loop(d, errors, min_n, limit_ns)
+    wall = time.monotonic_ns() - wall_start
+    cpu = time.thread_time_ns() - cpu_start
+    del errors[n:]
+    return _stats.stats(errors, wall, cpu)
+
+
+def _run_rust_cell(d: int, warmup: int, n: int) -> Dict[str, Any]:
+    errors, wall, cpu = _keeptime._measure_core("exact", d, n, warmup)
+    return _stats.stats(errors, wall, cpu)
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Config:
+    """What to measure."""
+
+    durations_ns: Sequence[int] = DEFAULT_DURATIONS_NS
+    methods: Sequence[str] = tuple(m.name for m in METHODS)
+    samples: Optional[int] = None
+    warmup: Optional[int] = None
+    budget_s: Optional[float] = None
+
+
+def _rfc3339_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_PREEMPTION = {
+    "rt": "PREEMPT_RT",
+    "full": "PREEMPT (full)",
+    "dynamic": "PREEMPT_DYNAMIC",
+    "none_or_voluntary": "none or voluntary",
+}
+
+
+def machine_of(info: keeptime.MachineInfo, timer_slack_ns: Optional[int]) -> Dict[str, Any]:
+    """The result format's ``machine``, flattened from the clock report's (as the CLI does)."""
+    preemption = _PREEMPTION.get(info.preemption)
+    if preemption is not None and info.preemption_mode:
+        preemption = f"{preemption} ({info.preemption_mode})"
+    return {
+        "os": info.os,
+        "arch": info.arch,
+        "kernel": info.kernel_release,
+        "cpu_model": info.cpu_model,
+        "cpus": info.cpus_online,
+        "clocksource": info.clocksource,
+        "timer_slack_ns": timer_slack_ns if timer_slack_ns is not None else info.timer_slack_ns,
+        "virtualization": info.virtualization.hypervisor if info.virtualization else None,
+        "preemption": preemption,
+    }
+
+
+def _set_slack(ns: Optional[int]) -> Optional[int]:
+    if ns is not None:
+        try:
+            _keeptime._set_timer_slack_ns(ns)
+        except OSError:
+            pass  # best effort: the slack read back is what gets reported
+    return _keeptime._timer_slack_ns()
+
+
+def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
+    """Runs the bench on the calling thread and returns the result document (a dict)."""
+    unknown = [m for m in config.methods if m not in METHODS_BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown method {unknown[0]!r} (expected one of {', '.join(METHODS_BY_NAME)})")
+    created = _rfc3339_now()
+    startup_slack = _keeptime._timer_slack_ns()  # before anything here changes it
+    machine = machine_of(keeptime.clocks(**_QUICK_INSPECT).machine, startup_slack)
+
+    cells = [(d, m) for d in config.durations_ns for m in config.methods]
+    budget_s = config.budget_s
+    if budget_s is None and config.samples is None:
+        budget_s = DEFAULT_BUDGET_S
+    share_ns = int(budget_s * 1e9 / max(len(cells), 1)) if budget_s is not None else None
+
+    results = []
+    for index, (d, name) in enumerate(cells):
+        method = METHODS_BY_NAME[name]
+        warmup = config.warmup if config.warmup is not None else default_warmup(d)
+        if config.samples is not None:
+            min_n = max_n = config.samples
+            if share_ns is not None:  # --samples with --budget: scale down to fit
+                max_n = min_n = max(1, min(config.samples, share_ns // (d + PLANNING_OVERHEAD_NS)))
+            limit_ns = 1 << 62
+        else:
+            min_n = default_min_samples(d)
+            max_n = max(min_n, min(MAX_SAMPLES, 2 * share_ns // (d + 1_000)))
+            limit_ns = share_ns
+        if progress is not None:
+            progress.write(f"\r\x1b[K[{index + 1}/{len(cells)}] {_format.duration(d)} {name} …")
+            progress.flush()
+        slack = _set_slack(startup_slack if method.default_slack else 1)
+        if name == "keeptime-rust":
+            n = min_n if config.samples is not None else max(min_n, min(max_n, share_ns // (d + 5_000)))
+            st = _run_rust_cell(d, warmup, n)
+        else:
+            st = _run_python_cell(name, d, warmup, max_n, min_n, limit_ns)
+        results.append(
+            {"method": name, "duration_ns": d, "warmup": warmup, "timer_slack_ns": slack, **st}
+        )
+    _set_slack(startup_slack)  # leave the thread as it was found
+    if progress is not None:
+        progress.write("\r\x1b[K")
+        progress.flush()
+
+    return {
+        "format": "keeptime-bench",
+        "version": 1,
+        "created": created,
+        "tool": {"name": "keeptime-python", "version": keeptime.__version__},
+        "runtime": {
+            "language": "python",
+            "name": platform.python_implementation().lower(),
+            "version": platform.python_version(),
+        },
+        "machine": machine,
+        "parameters": {
+            "schedule": "sleep",
+            "durations_ns": list(config.durations_ns),
+            "methods": list(config.methods),
+            "samples": config.samples,
+            "warmup": config.warmup,
+            "budget_ns": int(budget_s * 1e9) if budget_s is not None else None,
+            "pin_cpu": None,
+            "priority": None,
+        },
+        "methods": [
+            {
+                "name": m.name,
+                "description": m.description,
+                "seed": m.seed,
+                "may_return_early": m.may_return_early,
+            }
+            for m in METHODS
+            if m.name in config.methods
+        ],
+        "results": results,
+    }
+
+
+_QUICK_INSPECT = dict(reads_per_batch=200, batches=5, granularity_reads=2_000, time_limit_per_clock=0.01, tsc_calibration=0.005)
+
+
+def ffi_cost(calls: int = 200_000, rounds: int = 5) -> Dict[str, float]:
+    """Nanoseconds per call of ``keeptime.sleep(0)`` (the whole FFI round trip:
+    argument conversion, one clock read, return), with ``time.monotonic_ns()``
+    for scale; the best of ``rounds`` rounds of ``calls`` calls."""
+
+    def per_call(f: Callable[..., Any], *args: Any) -> float:
+        best = float("inf")
+        r = range(calls)
+        for _ in range(rounds):
+            start = time.perf_counter_ns()
+            for _ in r:
+                f(*args)
+            best = min(best, (time.perf_counter_ns() - start) / calls)
+        return best
+
+    return {
+        "keeptime.sleep(0)": per_call(keeptime.sleep, 0),
+        "keeptime.sleep_ns(0)": per_call(keeptime.sleep_ns, 0),
+        "time.monotonic_ns()": per_call(time.monotonic_ns),
+    }
+
+
+def render(doc: Dict[str, Any]) -> str:
+    """The human-readable result: header, then one table and verdict per duration."""
+    m = doc["machine"]
+    where = f"{m['os']} {m['arch']}"
+    if m.get("kernel"):
+        where += f", kernel {m['kernel']}"
+    if m.get("virtualization"):
+        where += f", {m['virtualization']} guest"
+    if m.get("clocksource"):
+        where += f", clocksource {m['clocksource']}"
+    if m.get("timer_slack_ns") is not None:
+        where += f", default timer slack {_format.ns(m['timer_slack_ns'])}"
+    groups = _by_duration(doc)
+    methods = len(next(iter(groups.values()), []))
+    rt = doc["runtime"]
+    out = [
+        f"keeptime bench (Python {rt['version']}): {methods} methods × {len(groups)} durations on {where}\n"
+        "error = first clock reading after the wait − deadline (negative = early); "
+        "CPU = thread CPU time ÷ wall time; * = best in column\n"
+    ]
+    for d, cells in groups.items():
+        out.append(f"\nwait {_format.duration(d)}\n")
+        out.append(_format.table(cells))
+        v = _format.verdict(cells)
+        if v:
+            out.append(v + "\n")
+    return "".join(out)
+
+
+def _by_duration(doc: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
+    groups: Dict[int, List[Dict[str, Any]]] = {}
+    for r in doc["results"]:
+        groups.setdefault(r["duration_ns"], []).append(r)
+    return groups
+
+
+def markdown(doc: Dict[str, Any]) -> str:
+    """The result tables as Markdown (best figures in bold), one per duration."""
+    return "\n".join(
+        f"wait {_format.duration(d)}\n\n{_format.table_markdown(cells)}" for d, cells in _by_duration(doc).items()
+    )
