@@ -72,8 +72,11 @@ type ClockInfo struct {
 // MachineInfo is the machine's timing-relevant configuration. Anything that
 // could not be read is empty or nil.
 type MachineInfo struct {
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
+	// OS is runtime.GOOS ("linux", "darwin", "windows", …).
+	OS string `json:"os"`
+	// Arch is runtime.GOARCH ("amd64", "arm64", …).
+	Arch string `json:"arch"`
+	// GoVersion is runtime.Version().
 	GoVersion string `json:"go_version"`
 	// NumCPU is runtime.NumCPU(): the CPUs this process may run on.
 	NumCPU int `json:"num_cpu"`

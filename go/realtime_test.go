@@ -209,3 +209,15 @@ func TestSharedSleepersAreNeverShared(t *testing.T) {
 		t.Fatalf("free list grew to %d", n)
 	}
 }
+
+// The relative fallback (other operating systems, or a Linux where the
+// offset to CLOCK_MONOTONIC could not be found) keeps the OS-wait contract.
+func TestRelativeWaitNeverWakesBeforeItsTarget(t *testing.T) {
+	c := clk()
+	for i := 0; i < 20; i++ {
+		target := c.nowNs() + uint64(10_000*i)
+		if relativeWaitUntil(target) != waitCompleted || c.nowNs() < target {
+			t.Fatalf("relative wait %d woke before its target", i)
+		}
+	}
+}
