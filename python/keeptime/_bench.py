@@ -53,8 +53,8 @@ class Method:
 METHODS = (
     Method(
         "time-sleep",
-        "time.sleep(d): CPython's relative clock_nanosleep with the thread's default timer slack "
-        "(seed 000's Thread.Sleep, 003's time.Sleep)",
+        "time.sleep(d): CPython's clock_nanosleep (absolute since 3.11) with the thread's default "
+        "timer slack, the GIL released (seed 000's Thread.Sleep, 003's time.Sleep)",
         "000, 003",
         False,
         True,
@@ -169,7 +169,7 @@ def _run_python_cell(method: str, d: int, warmup: int, max_n: int, min_n: int, l
             "keeptime-spin": keeptime.Sleeper(mode="spin").sleep,
         }[method]
 
-        def loop(d, errors, min_n, limit_ns):
+        def loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
             return _sleep_loop(sleep, d, errors, min_n, limit_ns)
 
     if warmup:
@@ -242,6 +242,32 @@ def _set_slack(ns: Optional[int]) -> Optional[int]:
     return _keeptime._timer_slack_ns()
 
 
+@dataclass(frozen=True)
+class CellPlan:
+    """How one cell runs: warm-up waits, then samples until it has
+    ``min_samples`` and has used ``time_limit_ns``, or has ``max_samples``."""
+
+    warmup: int
+    min_samples: int
+    max_samples: int
+    time_limit_ns: int
+    rust_samples: int  # the keeptime-rust row runs a fixed count
+
+
+def _plan_cell(config: Config, d: int, share_ns: Optional[int]) -> CellPlan:
+    warmup = config.warmup if config.warmup is not None else default_warmup(d)
+    if config.samples is not None:
+        n = config.samples
+        if share_ns is not None:  # --samples with --budget: scale down to fit
+            n = max(1, min(n, share_ns // (d + PLANNING_OVERHEAD_NS)))
+        return CellPlan(warmup, n, n, 1 << 62, n)
+    assert share_ns is not None  # no --samples means a budget
+    min_n = default_min_samples(d)
+    max_n = max(min_n, min(MAX_SAMPLES, 2 * share_ns // (d + 1_000)))
+    rust_n = max(min_n, min(max_n, share_ns // (d + 5_000)))
+    return CellPlan(warmup, min_n, max_n, share_ns, rust_n)
+
+
 def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
     """Runs the bench on the calling thread and returns the result document (a dict)."""
     unknown = [m for m in config.methods if m not in METHODS_BY_NAME]
@@ -249,7 +275,7 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
         raise ValueError(f"unknown method {unknown[0]!r} (expected one of {', '.join(METHODS_BY_NAME)})")
     created = _rfc3339_now()
     startup_slack = _keeptime._timer_slack_ns()  # before anything here changes it
-    machine = machine_of(keeptime.clocks(**_QUICK_INSPECT).machine, startup_slack)
+    machine = machine_of(_quick_clocks().machine, startup_slack)
 
     cells = [(d, m) for d in config.durations_ns for m in config.methods]
     budget_s = config.budget_s
@@ -260,27 +286,17 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
     results = []
     for index, (d, name) in enumerate(cells):
         method = METHODS_BY_NAME[name]
-        warmup = config.warmup if config.warmup is not None else default_warmup(d)
-        if config.samples is not None:
-            min_n = max_n = config.samples
-            if share_ns is not None:  # --samples with --budget: scale down to fit
-                max_n = min_n = max(1, min(config.samples, share_ns // (d + PLANNING_OVERHEAD_NS)))
-            limit_ns = 1 << 62
-        else:
-            min_n = default_min_samples(d)
-            max_n = max(min_n, min(MAX_SAMPLES, 2 * share_ns // (d + 1_000)))
-            limit_ns = share_ns
+        plan = _plan_cell(config, d, share_ns)
         if progress is not None:
             progress.write(f"\r\x1b[K[{index + 1}/{len(cells)}] {_format.duration(d)} {name} …")
             progress.flush()
         slack = _set_slack(startup_slack if method.default_slack else 1)
         if name == "keeptime-rust":
-            n = min_n if config.samples is not None else max(min_n, min(max_n, share_ns // (d + 5_000)))
-            st = _run_rust_cell(d, warmup, n)
+            st = _run_rust_cell(d, plan.warmup, plan.rust_samples)
         else:
-            st = _run_python_cell(name, d, warmup, max_n, min_n, limit_ns)
+            st = _run_python_cell(name, d, plan.warmup, plan.max_samples, plan.min_samples, plan.time_limit_ns)
         results.append(
-            {"method": name, "duration_ns": d, "warmup": warmup, "timer_slack_ns": slack, **st}
+            {"method": name, "duration_ns": d, "warmup": plan.warmup, "timer_slack_ns": slack, **st}
         )
     _set_slack(startup_slack)  # leave the thread as it was found
     if progress is not None:
@@ -300,6 +316,7 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
         "machine": machine,
         "parameters": {
             "schedule": "sleep",
+            "cpu_clock": "thread",
             "durations_ns": list(config.durations_ns),
             "methods": list(config.methods),
             "samples": config.samples,
@@ -322,7 +339,11 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
     }
 
 
-_QUICK_INSPECT = dict(reads_per_batch=200, batches=5, granularity_reads=2_000, time_limit_per_clock=0.01, tsc_calibration=0.005)
+def _quick_clocks() -> keeptime.ClockReport:
+    # Only the machine description is used: measure the clocks briefly.
+    return keeptime.clocks(
+        reads_per_batch=200, batches=5, granularity_reads=2_000, time_limit_per_clock=0.01, tsc_calibration=0.005
+    )
 
 
 def ffi_cost(calls: int = 200_000, rounds: int = 5) -> Dict[str, float]:

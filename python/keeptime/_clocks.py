@@ -29,7 +29,8 @@ def _plain(value: Any) -> Any:
 class _Plain:
     def to_dict(self) -> Dict[str, Any]:
         """This object as plain JSON-compatible data (dicts, lists, numbers, strings, None)."""
-        return _plain(self)
+        plain: Dict[str, Any] = _plain(self)
+        return plain
 
 
 @dataclass(frozen=True)

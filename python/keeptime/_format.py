@@ -4,7 +4,7 @@ so ``python -m keeptime bench`` prints the same tables as ``keeptime bench``."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 #: Column headers of the result table (the CLI's).
 HEADERS = ("method", "p50", "p90", "p99", "p99.9", "max", "mean ± σ", "early", "CPU", "samples")
@@ -21,7 +21,7 @@ def _sig3(x: float) -> str:
     return f"{x:.2f}"
 
 
-def _unit_for(abs_ns: float):
+def _unit_for(abs_ns: float) -> Tuple[float, str]:
     if abs_ns < 999.5:
         return 1.0, "ns"
     if abs_ns < 999_500.0:
@@ -95,16 +95,20 @@ def ratio(r: float) -> str:
     return f"{r:.0f}" if r >= 9.5 else f"{r:.1f}"
 
 
-def _best(cells: Sequence[Cell], key) -> List[bool]:
+def _best(cells: Sequence[Cell], key: Callable[[Cell], float]) -> List[bool]:
     keys = [key(c) for c in cells]
     low = min(keys)
     return [len(cells) > 1 and k == low for k in keys]
 
 
+def _abs_of(key: str) -> Callable[[Cell], float]:
+    return lambda c: abs(float(c[key]))
+
+
 def table_rows(cells: Sequence[Cell]) -> List[List[Tuple[str, bool]]]:
     """Each cell's row as (text, best in its column) pairs, in :data:`HEADERS` order."""
     best = [
-        _best(cells, lambda c, k=k: abs(c[k]))
+        _best(cells, _abs_of(k))
         for k in ("p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns", "cpu_percent")
     ]
     return [

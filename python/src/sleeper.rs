@@ -8,7 +8,22 @@ use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, TryLockError};
 
-/// Sleep for `seconds` (a float or an int), precisely.
+/// Sleep for ``seconds`` (a float or an int), precisely: like ``time.sleep``
+/// but never shorter and typically well under a microsecond longer.
+///
+/// The wait is an absolute OS wait until a learned margin before the
+/// deadline, then a spin on the clock, all with the GIL released; the margin
+/// is learned per thread. Ctrl-C raises ``KeyboardInterrupt`` as with
+/// ``time.sleep``. ``sleep(0)`` returns at once (about 0.1 µs).
+///
+/// Raises ``ValueError`` for a negative or NaN length, ``OverflowError`` past
+/// 2**64 - 1 ns (584 years), ``TypeError`` for anything but a number.
+///
+/// >>> import time
+/// >>> start = time.monotonic_ns()
+/// >>> keeptime.sleep(0.0001)                 # 100 µs
+/// >>> time.monotonic_ns() - start >= 100_000
+/// True
 #[pyfunction]
 pub fn sleep(py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
     let ns = seconds_to_ns(seconds, Length::Sleep)?;
@@ -16,7 +31,12 @@ pub fn sleep(py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
     sleep_until_on_thread(py, deadline).map(drop)
 }
 
-/// Sleep for `ns` nanoseconds (an int), precisely.
+/// Sleep for ``ns`` nanoseconds (an int), precisely; see :func:`sleep`.
+///
+/// Accepts ints only (or objects with ``__index__``): a float is a
+/// ``TypeError``, a negative length a ``ValueError``.
+///
+/// >>> keeptime.sleep_ns(250_000)             # 250 µs
 #[pyfunction]
 pub fn sleep_ns(py: Python<'_>, ns: &Bound<'_, PyAny>) -> PyResult<()> {
     let ns = ns_arg(ns, Length::Sleep)?;
@@ -24,19 +44,56 @@ pub fn sleep_ns(py: Python<'_>, ns: &Bound<'_, PyAny>) -> PyResult<()> {
     sleep_until_on_thread(py, deadline).map(drop)
 }
 
-/// Sleep until `deadline_ns` on the monotonic clock; return the clock then.
+/// Sleep until ``deadline_ns``, a reading of ``time.monotonic_ns()``
+/// (``CLOCK_MONOTONIC``; on Linux also ``time.perf_counter_ns()``), and return
+/// the first clock reading after the wait: never before the deadline. A
+/// deadline in the past returns at once. Deadlines computed as
+/// ``start + k * period`` give a loop that does not drift (or use
+/// :class:`Ticker`).
+///
+/// >>> import time
+/// >>> deadline = time.monotonic_ns() + 2_000_000
+/// >>> woke = keeptime.sleep_until_ns(deadline)
+/// >>> woke >= deadline and time.monotonic_ns() >= woke
+/// True
 #[pyfunction]
 pub fn sleep_until_ns(py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResult<u64> {
     let deadline = deadline_arg(deadline_ns)?;
     sleep_until_on_thread(py, deadline)
 }
 
-/// A precise sleeper with its own learned margins and mode.
+/// A precise sleeper with its own learned margins, mode and knobs.
 ///
-/// Thread safety: the object may be shared and passed between threads, but it
-/// sleeps for one thread at a time (its margins are one estimator); a second
-/// thread calling it while it sleeps gets `RuntimeError`. The mode can be read
-/// and changed from any thread at any time; it applies from the next sleep.
+/// ``mode`` trades accuracy for CPU:
+///
+/// * ``"exact"`` (default): OS waits end a learned margin before the deadline
+///   and a spin finishes the sleep. Never early; typically within a fraction
+///   of a microsecond, at the CPU cost of the margin (a few µs) per sleep.
+/// * ``"efficient"``: one OS wait shortened by the learned *median*
+///   overshoot, no spin. Almost no CPU, but **may return a few µs early**
+///   (about half of the time) and cannot wait less than the OS's wake-up
+///   latency.
+/// * ``"spin"``: a pure spin on the clock (yielding after 50 µs): the most
+///   accurate, and a whole core for the whole wait.
+///
+/// ``timer_slack=True`` sets the waiting thread's Linux timer slack to 1 ns
+/// (per thread, and it stays); ``False`` leaves the default 50 µs and the
+/// margins learn the larger overshoot.
+///
+/// The free functions (:func:`sleep` and friends) keep one exact-mode
+/// sleeper per thread for you; make a ``Sleeper`` for another mode or knob.
+///
+/// Threads: a Sleeper may be shared and passed between threads but sleeps
+/// for one thread at a time (its margins are one estimator): a second thread
+/// calling it during a sleep gets ``RuntimeError``. ``mode`` may be read and
+/// set from any thread at any time and applies from the next sleep.
+///
+/// >>> s = keeptime.Sleeper(mode="efficient")
+/// >>> s
+/// keeptime.Sleeper(mode='efficient', timer_slack=True)
+/// >>> s.sleep(0.0005)                        # ~500 µs, almost no CPU
+/// >>> s.mode = "exact"
+/// >>> s.sleep_ns(100_000)                    # 100 µs, never early
 #[pyclass(name = "Sleeper", module = "keeptime", frozen)]
 pub struct PySleeper {
     inner: Mutex<keeptime::Sleeper>,
@@ -99,27 +156,31 @@ impl PySleeper {
         })
     }
 
-    /// Sleep for `seconds` (a float or an int).
+    /// Sleep for ``seconds`` (a float or an int) in this sleeper's mode; errors
+    /// as for :func:`keeptime.sleep`.
     fn sleep(&self, py: Python<'_>, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
         let ns = seconds_to_ns(seconds, Length::Sleep)?;
         let deadline = keeptime::os::monotonic_ns().saturating_add(ns);
         self.sleep_until(py, deadline).map(drop)
     }
 
-    /// Sleep for `ns` nanoseconds (an int).
+    /// Sleep for ``ns`` nanoseconds (an int) in this sleeper's mode.
     fn sleep_ns(&self, py: Python<'_>, ns: &Bound<'_, PyAny>) -> PyResult<()> {
         let ns = ns_arg(ns, Length::Sleep)?;
         let deadline = keeptime::os::monotonic_ns().saturating_add(ns);
         self.sleep_until(py, deadline).map(drop)
     }
 
-    /// Sleep until `deadline_ns` (a `time.monotonic_ns()` reading).
+    /// Sleep until ``deadline_ns`` (a ``time.monotonic_ns()`` reading) and
+    /// return the first clock reading after the wait (before the deadline
+    /// only in ``"efficient"`` mode).
     fn sleep_until_ns(&self, py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResult<u64> {
         let deadline = deadline_arg(deadline_ns)?;
         self.sleep_until(py, deadline)
     }
 
-    /// The mode: "exact", "efficient" or "spin".
+    /// The mode: ``"exact"``, ``"efficient"`` or ``"spin"`` (settable, any
+    /// case; an unknown name is a ``ValueError``).
     #[getter]
     fn mode(&self) -> String {
         mode_from_code(self.mode.load(Ordering::Relaxed)).to_string()
@@ -132,7 +193,7 @@ impl PySleeper {
         Ok(())
     }
 
-    /// Whether waiting threads get a 1 ns Linux timer slack.
+    /// Whether waiting threads get a 1 ns Linux timer slack (read-only).
     #[getter]
     fn timer_slack(&self) -> bool {
         self.timer_slack

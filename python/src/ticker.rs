@@ -12,16 +12,27 @@ fn zero_period(_: keeptime::Error) -> PyErr {
     PyValueError::new_err("ticker period must be greater than zero")
 }
 
-/// One delivered slot of a Ticker.
+/// One delivered slot of a :class:`Ticker` (or :class:`Schedule`): which
+/// slot, when it was due, how late it was delivered and how many slots were
+/// dropped just before it. Immutable, hashable, compares by value.
+///
+/// >>> keeptime.Tick(3, scheduled_ns=5_000_000, lateness_ns=412)
+/// keeptime.Tick(index=3, scheduled_ns=5000000, lateness_ns=412, skipped=0)
 #[pyclass(name = "Tick", module = "keeptime", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyTick {
+    /// Slot number ``k`` (the first tick is 1), due at ``start + k * period``
+    /// (for ``missed="delay"``, counted from the latest restart).
     #[pyo3(get)]
     index: u64,
+    /// When this slot was due, on the ``time.monotonic_ns()`` clock.
     #[pyo3(get)]
     scheduled_ns: u64,
+    /// How long after ``scheduled_ns`` the tick was delivered, ns (0 if
+    /// earlier, which only ``mode="efficient"`` can do).
     #[pyo3(get)]
     lateness_ns: u64,
+    /// Slots dropped just before this one (``missed="skip"`` only).
     #[pyo3(get)]
     skipped: u64,
 }
@@ -58,16 +69,25 @@ impl PyTick {
     }
 }
 
-/// Counters of a Ticker or Schedule.
+/// Counters of a :class:`Ticker` or :class:`Schedule` since it was made.
+///
+/// >>> stats = keeptime.TickerStats(ticks=10, missed=1)
+/// >>> stats.to_dict()
+/// {'ticks': 10, 'missed': 1, 'skipped': 0, 'worst_lateness_ns': 0}
 #[pyclass(name = "TickerStats", module = "keeptime", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyTickerStats {
+    /// Ticks delivered.
     #[pyo3(get)]
     ticks: u64,
+    /// Deadlines that had passed when ``tick()`` was called: late deliveries
+    /// plus skipped slots.
     #[pyo3(get)]
     missed: u64,
+    /// Slots dropped by ``missed="skip"``.
     #[pyo3(get)]
     skipped: u64,
+    /// Largest lateness of any delivered tick, ns.
     #[pyo3(get)]
     worst_lateness_ns: u64,
 }
@@ -96,6 +116,7 @@ impl PyTickerStats {
         }
     }
 
+    /// The counters as a dict, in field order.
     #[allow(clippy::wrong_self_convention)] // Python's name for it, as on the clock report
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -114,7 +135,23 @@ impl PyTickerStats {
     }
 }
 
-/// The pure schedule behind Ticker.
+/// The pure state machine behind :class:`Ticker`, with no clock of its own:
+/// deadlines ``start_ns + k * period_ns``, the missed-tick policy and the
+/// stats (spec/ticker.md). For simulations, and for driving a schedule from
+/// your own event loop; the spec's ticker vectors run through it.
+///
+/// Call :meth:`poll` with the current time. An ``int`` answer is a deadline:
+/// wait until it, then call :meth:`woke` with the time you woke to get the
+/// :class:`Tick`. A :class:`Tick` answer means the deadline had passed and the
+/// tick is delivered at once, as the policy says.
+///
+/// >>> s = keeptime.Schedule(start_ns=1_000, period_ns=100)
+/// >>> s.poll(1_050)                          # slot 1 is due at 1_100: wait
+/// 1100
+/// >>> s.woke(1_103)
+/// keeptime.Tick(index=1, scheduled_ns=1100, lateness_ns=3, skipped=0)
+/// >>> s.poll(1_450)                          # slots 2-4 passed: skip to 4
+/// keeptime.Tick(index=4, scheduled_ns=1400, lateness_ns=50, skipped=2)
 #[pyclass(name = "Schedule", module = "keeptime")]
 pub struct PySchedule {
     inner: Schedule,
@@ -135,7 +172,9 @@ impl PySchedule {
         Ok(PySchedule { inner })
     }
 
-    /// tick() was called at `now_ns`.
+    /// ``tick()`` was called at ``now_ns``: returns the deadline to wait for
+    /// (an ``int``; then call :meth:`woke`), or the :class:`Tick` delivered at
+    /// once because the deadline had passed (``missed`` decides which slot).
     fn poll<'py>(&mut self, py: Python<'py>, now_ns: u64) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self.inner.poll(now_ns) {
             Step::Wait { deadline_ns } => deadline_ns.into_pyobject(py)?.into_any(),
@@ -143,16 +182,19 @@ impl PySchedule {
         })
     }
 
-    /// The wait asked for by poll() ended at `woke_ns`.
+    /// The wait asked for by :meth:`poll` ended at ``woke_ns``: the tick.
     fn woke(&mut self, woke_ns: u64) -> PyTick {
         self.inner.woke(woke_ns).into()
     }
 
-    /// Restart from `now_ns`: the next slot is due one period later.
+    /// Restart from ``now_ns``: the next slot is due one period later; slot
+    /// numbers continue.
     fn reset(&mut self, now_ns: u64) {
         self.inner.reset(now_ns);
     }
 
+    /// The period, ns. Setting it (``0`` is a ``ValueError``) makes the next
+    /// slot due one new period after the last delivered slot's deadline.
     #[getter]
     fn period_ns(&self) -> u64 {
         self.inner.period_ns()
@@ -164,21 +206,25 @@ impl PySchedule {
         self.inner.set_period(period).map_err(zero_period)
     }
 
+    /// The missed-tick policy: ``"skip"``, ``"burst"`` or ``"delay"``.
     #[getter]
     fn missed(&self) -> String {
         self.inner.policy().to_string()
     }
 
+    /// Index of the next slot.
     #[getter]
     fn next_index(&self) -> u64 {
         self.inner.next_index()
     }
 
+    /// Deadline of the next slot, ns (saturates at 2**64 - 1).
     #[getter]
     fn next_deadline_ns(&self) -> u64 {
         self.inner.next_deadline_ns()
     }
 
+    /// The counters so far (a :class:`TickerStats`).
     #[getter]
     fn stats(&self) -> PyTickerStats {
         self.inner.stats().into()
@@ -195,13 +241,44 @@ impl PySchedule {
     }
 }
 
-/// A fixed-rate loop on an absolute schedule.
+/// A fixed-rate loop on an absolute schedule: slot ``k`` (k = 1, 2, …) is
+/// due at ``start + k * period``, ``start`` being when the ticker was made
+/// (or last :meth:`reset`). Deadlines are never computed from "now", so the
+/// loop does not drift however long its body takes.
 ///
-/// Thread safety: the schedule (stats, period, reset) and the sleeper are
-/// locked separately, so any thread may read `stats` or change `period` while
-/// another waits in `tick()`; a change made during a wait is honoured (the
-/// wait continues to the new deadline). Only one thread can be inside
-/// `tick()` at a time: a second gets `RuntimeError`.
+/// Iterating (``for tick in ticker``, endless) or calling :meth:`tick` waits
+/// precisely until the next slot with the ticker's own sleeper (``mode`` and
+/// ``timer_slack`` as for :class:`Sleeper`), GIL released, and returns a
+/// :class:`Tick`. ``period`` is in seconds (:meth:`from_ns` takes ns); zero
+/// or negative is a ``ValueError``.
+///
+/// When the body overran a deadline, ``missed`` decides (10 ms period, the
+/// body after tick 2 overran from 20 to 47 ms; ``#k@t``: slot k at t ms)::
+///
+///     deadlines  10   20   30   40   50   60   70
+///     skip       #1@10 #2@20  #4@47 (skipped 1)  #5@50  #6@60   phase kept
+///     burst      #1@10 #2@20  #3@47 #4@47        #5@50  #6@60   every slot served
+///     delay      #1@10 #2@20  #3@47  #4@57  #5@67               rate kept, phase shifted
+///
+/// * ``"skip"`` (default): deliver the latest passed slot at once, drop the
+///   ones before it (``tick.skipped``); for control, audio and game loops.
+/// * ``"burst"``: deliver every missed slot at once, one per call, until
+///   caught up; for loops that must process every slot.
+/// * ``"delay"``: deliver the late slot and restart the schedule from now.
+///
+/// Threads: the schedule and the sleeper are locked separately, so any thread
+/// may read ``stats`` or change ``period`` while another waits in ``tick()``
+/// (the wait then continues to the new deadline); a second thread calling
+/// ``tick()`` at the same time gets ``RuntimeError``.
+///
+/// >>> import itertools
+/// >>> ticker = keeptime.Ticker(0.001, missed="skip")   # 1 kHz
+/// >>> for tick in itertools.islice(ticker, 5):
+/// ...     pass                                  # the loop body
+/// >>> ticker.stats.ticks
+/// 5
+/// >>> tick.index == 5 + ticker.stats.skipped
+/// True
 #[pyclass(name = "Ticker", module = "keeptime", frozen)]
 pub struct PyTicker {
     schedule: Mutex<Schedule>,
@@ -255,7 +332,11 @@ impl PyTicker {
         Self::build(period_ns, missed_arg(missed)?, mode, timer_slack)
     }
 
-    /// A ticker whose period is given in nanoseconds.
+    /// A ticker whose period is ``period_ns`` nanoseconds (an int); otherwise
+    /// as the constructor.
+    ///
+    /// >>> keeptime.Ticker.from_ns(250_000).period
+    /// 0.00025
     #[staticmethod]
     #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true))]
     fn from_ns(
@@ -268,7 +349,9 @@ impl PyTicker {
         Self::build(period_ns, missed_arg(missed)?, mode, timer_slack)
     }
 
-    /// Wait for the next slot (or return at once if it already passed).
+    /// Wait for the next slot (or return at once if its deadline passed, as
+    /// ``missed`` says) and return its :class:`Tick`. Ctrl-C raises
+    /// ``KeyboardInterrupt``; an interrupted wait consumes no slot.
     fn tick(&self, py: Python<'_>) -> PyResult<PyTick> {
         self.next_tick(py)
     }
@@ -281,16 +364,21 @@ impl PyTicker {
         self.next_tick(py)
     }
 
-    /// Restart the schedule from now.
+    /// Restart the schedule from now: the next slot is due one period from
+    /// now; slot numbers continue.
     fn reset(&self) {
         self.schedule().reset(keeptime::os::monotonic_ns());
     }
 
+    /// The counters since creation (a :class:`TickerStats` snapshot; readable
+    /// from any thread, also while another waits in ``tick()``).
     #[getter]
     fn stats(&self) -> PyTickerStats {
         self.schedule().stats().into()
     }
 
+    /// The period in seconds. Setting it (zero is a ``ValueError``) makes the
+    /// next slot due one new period after the last delivered slot's deadline.
     #[getter]
     fn period(&self) -> f64 {
         self.schedule().period_ns() as f64 / 1e9
@@ -302,6 +390,7 @@ impl PyTicker {
         self.schedule().set_period(period_ns).map_err(zero_period)
     }
 
+    /// The period in nanoseconds (settable, like :attr:`period`).
     #[getter]
     fn period_ns(&self) -> u64 {
         self.schedule().period_ns()
@@ -313,16 +402,19 @@ impl PyTicker {
         self.schedule().set_period(period_ns).map_err(zero_period)
     }
 
+    /// The missed-tick policy: ``"skip"``, ``"burst"`` or ``"delay"``.
     #[getter]
     fn missed(&self) -> String {
         self.schedule().policy().to_string()
     }
 
+    /// Index of the next slot.
     #[getter]
     fn next_index(&self) -> u64 {
         self.schedule().next_index()
     }
 
+    /// When the next slot is due, on the ``time.monotonic_ns()`` clock.
     #[getter]
     fn next_deadline_ns(&self) -> u64 {
         self.schedule().next_deadline_ns()

@@ -1,0 +1,45 @@
+"""keeptime: precise waiting for Python (sleeps, tickers, clock inspection)."""
+
+from keeptime._clocks import (
+    ClockInfo as ClockInfo,
+    ClockReport as ClockReport,
+    Finding as Finding,
+    IdleState as IdleState,
+    MachineInfo as MachineInfo,
+    TscInfo as TscInfo,
+    Virtualization as Virtualization,
+    clocks as clocks,
+)
+from keeptime._keeptime import (
+    Schedule as Schedule,
+    Sleeper as Sleeper,
+    Tick as Tick,
+    Ticker as Ticker,
+    TickerStats as TickerStats,
+    __version__ as __version__,
+    sleep as sleep,
+    sleep_ns as sleep_ns,
+    sleep_until_ns as sleep_until_ns,
+)
+
+__all__ = [
+    "ClockInfo",
+    "ClockReport",
+    "Finding",
+    "IdleState",
+    "MachineInfo",
+    "Schedule",
+    "Sleeper",
+    "Tick",
+    "Ticker",
+    "TickerStats",
+    "TscInfo",
+    "Virtualization",
+    "__version__",
+    "clocks",
+    "sleep",
+    "sleep_ns",
+    "sleep_until_ns",
+]
+
+def _warm_up() -> int: ...

@@ -1,0 +1,185 @@
+"""The native half of keeptime (Rust, PyO3). Import from ``keeptime`` instead."""
+
+from typing import Callable, List, Optional, Tuple, Union, final
+
+from typing_extensions import Literal, Self, SupportsIndex, TypeAlias
+
+_Mode: TypeAlias = Literal["exact", "efficient", "spin"]
+"""A Sleeper's mode (any case is accepted)."""
+_Missed: TypeAlias = Literal["skip", "burst", "delay"]
+"""A ticker's missed-tick policy (any case is accepted)."""
+_Seconds: TypeAlias = Union[float, SupportsIndex]
+"""A length in seconds: a float, or an int (or anything with ``__index__``)."""
+
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'Ticker', 'Tick', 'TickerStats', 'Schedule', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core']
+
+__version__: str
+
+def sleep(seconds: _Seconds) -> None:
+    """Sleep for ``seconds``, precisely: never shorter, typically well under a µs longer.
+
+    GIL released; Ctrl-C raises KeyboardInterrupt. ValueError for negative or
+    NaN, OverflowError past 2**64 - 1 ns, TypeError for a non-number.
+    """
+
+def sleep_ns(ns: SupportsIndex) -> None:
+    """Sleep for ``ns`` nanoseconds (ints only), precisely."""
+
+def sleep_until_ns(deadline_ns: SupportsIndex) -> int:
+    """Sleep until ``deadline_ns`` (a ``time.monotonic_ns()`` reading); return the clock then (>= deadline)."""
+
+@final
+class Sleeper:
+    """A precise sleeper with its own learned margins, mode and knobs.
+
+    Shareable between threads, but sleeps for one thread at a time (RuntimeError otherwise).
+    """
+
+    def __new__(
+        cls, mode: _Mode = "exact", *, timer_slack: bool = True) -> Self: ...
+    def sleep(self, seconds: _Seconds) -> None:
+        """Sleep for ``seconds`` in this sleeper's mode."""
+    def sleep_ns(self, ns: SupportsIndex) -> None:
+        """Sleep for ``ns`` nanoseconds in this sleeper's mode."""
+    def sleep_until_ns(self, deadline_ns: SupportsIndex) -> int:
+        """Sleep until ``deadline_ns``; return the clock then (before it only in "efficient" mode)."""
+    @property
+    def mode(self) -> str:
+        """"exact", "efficient" or "spin"; settable from any thread, applies from the next sleep."""
+    @mode.setter
+    def mode(self, mode: _Mode) -> Self: ...
+    @property
+    def timer_slack(self) -> bool:
+        """Whether waiting threads get a 1 ns Linux timer slack."""
+
+@final
+class Tick:
+    """One delivered slot of a Ticker: immutable, hashable, compares by value."""
+
+    def __new__(
+        cls, index: int, scheduled_ns: int, lateness_ns: int = 0, skipped: int = 0) -> Self: ...
+    @property
+    def index(self) -> int:
+        """Slot number k (the first tick is 1), due at start + k * period."""
+    @property
+    def scheduled_ns(self) -> int:
+        """When this slot was due, on the time.monotonic_ns() clock."""
+    @property
+    def lateness_ns(self) -> int:
+        """How long after scheduled_ns the tick was delivered, ns."""
+    @property
+    def skipped(self) -> int:
+        """Slots dropped just before this one (missed="skip" only)."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class TickerStats:
+    """Counters of a Ticker or Schedule since it was made."""
+
+    def __new__(
+        cls, ticks: int = 0, missed: int = 0, skipped: int = 0, worst_lateness_ns: int = 0) -> Self: ...
+    @property
+    def ticks(self) -> int:
+        """Ticks delivered."""
+    @property
+    def missed(self) -> int:
+        """Deadlines that had passed when tick() was called: late deliveries plus skipped slots."""
+    @property
+    def skipped(self) -> int:
+        """Slots dropped by missed="skip"."""
+    @property
+    def worst_lateness_ns(self) -> int:
+        """Largest lateness of any delivered tick, ns."""
+    def to_dict(self) -> dict[str, int]:
+        """The counters as a dict, in field order."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Schedule:
+    """The pure state machine behind Ticker: deadlines start_ns + k * period_ns, policy, stats."""
+
+    def __new__(
+        cls, start_ns: SupportsIndex, period_ns: SupportsIndex, missed: _Missed = "skip") -> Self: ...
+    def poll(self, now_ns: int) -> Union[int, Tick]:
+        """tick() was called at now_ns: the deadline to wait for (then call woke()), or a Tick delivered at once."""
+    def woke(self, woke_ns: int) -> Tick:
+        """The wait asked for by poll() ended at woke_ns: the tick."""
+    def reset(self, now_ns: int) -> None:
+        """Restart from now_ns: the next slot is due one period later."""
+    @property
+    def period_ns(self) -> int:
+        """The period, ns (settable; 0 is a ValueError)."""
+    @period_ns.setter
+    def period_ns(self, period_ns: SupportsIndex) -> Self: ...
+    @property
+    def missed(self) -> str:
+        """"skip", "burst" or "delay"."""
+    @property
+    def next_index(self) -> int:
+        """Index of the next slot."""
+    @property
+    def next_deadline_ns(self) -> int:
+        """Deadline of the next slot, ns."""
+    @property
+    def stats(self) -> TickerStats:
+        """The counters so far."""
+
+@final
+class Ticker:
+    """A fixed-rate loop on an absolute schedule: slot k is due at start + k * period.
+
+    ``for tick in Ticker(0.001): ...`` is an endless 1 kHz loop that does not drift.
+    """
+
+    def __new__(
+        cls, period: _Seconds, missed: _Missed = "skip", *, mode: _Mode = "exact", timer_slack: bool = True
+    ) -> Self: ...
+    @staticmethod
+    def from_ns(
+        period_ns: SupportsIndex, missed: _Missed = "skip", *, mode: _Mode = "exact", timer_slack: bool = True
+    ) -> Ticker:
+        """A ticker whose period is given in nanoseconds."""
+    def tick(self) -> Tick:
+        """Wait for the next slot (or return at once if it passed) and return its Tick."""
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> Tick: ...
+    def reset(self) -> None:
+        """Restart the schedule from now: the next slot is due one period from now."""
+    @property
+    def stats(self) -> TickerStats:
+        """The counters since creation (readable from any thread)."""
+    @property
+    def period(self) -> float:
+        """The period in seconds (settable; zero is a ValueError)."""
+    @period.setter
+    def period(self, period: _Seconds) -> Self: ...
+    @property
+    def period_ns(self) -> int:
+        """The period in nanoseconds (settable)."""
+    @period_ns.setter
+    def period_ns(self, period_ns: SupportsIndex) -> Self: ...
+    @property
+    def missed(self) -> str:
+        """"skip", "burst" or "delay"."""
+    @property
+    def next_index(self) -> int:
+        """Index of the next slot."""
+    @property
+    def next_deadline_ns(self) -> int:
+        """When the next slot is due, on the time.monotonic_ns() clock."""
+
+# Private helpers of the package (bench, clocks, warm return).
+def _set_warm_up(function: Optional[Callable[[], object]]) -> None: ...
+def _warm_up_lead_ns() -> int: ...
+def _clocks_json(
+    reads_per_batch: Optional[int] = None,
+    batches: Optional[int] = None,
+    granularity_reads: Optional[int] = None,
+    time_limit_per_clock_ns: Optional[int] = None,
+    tsc_calibration_ns: Optional[int] = None,
+) -> str: ...
+def _timer_slack_ns() -> Optional[int]: ...
+def _set_timer_slack_ns(ns: int) -> None: ...
+def _measure_core(mode: _Mode, duration_ns: int, samples: int, warmup: int) -> Tuple[List[int], int, int]: ...

@@ -1,0 +1,109 @@
+"""python -m keeptime bench: the result document follows spec/bench-result.md."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import keeptime
+from keeptime import _bench, _format, _stats
+
+SCHEMA = Path(__file__).resolve().parents[2] / "spec" / "bench-result.schema.json"
+
+
+@pytest.fixture(scope="module")
+def doc():
+    config = _bench.Config(durations_ns=[20_000, 300_000], samples=30, warmup=3)
+    return _bench.run(config)
+
+
+def test_document_validates_against_the_spec_schema(doc):
+    jsonschema = pytest.importorskip("jsonschema")
+    if not SCHEMA.exists():
+        pytest.skip("spec/bench-result.schema.json not found (not a repository checkout)")
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(
+        json.loads(json.dumps(doc))
+    )
+
+
+def test_document_contents(doc):
+    assert doc["runtime"]["language"] == "python"
+    assert doc["tool"] == {"name": "keeptime-python", "version": keeptime.__version__}
+    assert doc["parameters"]["samples"] == 30
+    names = [m["name"] for m in doc["methods"]]
+    assert names == [m.name for m in _bench.METHODS]
+    cells = doc["results"]
+    assert [(c["duration_ns"], c["method"]) for c in cells] == [(d, m) for d in (20_000, 300_000) for m in names]
+    early_ok = {m["name"] for m in doc["methods"] if m["may_return_early"]}
+    assert early_ok == {"keeptime-efficient"}
+    for c in cells:
+        assert c["samples"] == 30
+        assert sum(b["count"] for b in c["histogram"]) == 30
+        assert c["min_ns"] <= c["p50_ns"] <= c["p90_ns"] <= c["p99_ns"] <= c["p999_ns"] <= c["max_ns"]
+        if c["method"] not in early_ok:
+            assert c["early"] == 0, c["method"]  # the invariant; accuracy is the bench's business
+        slack = c["timer_slack_ns"]
+        if c["method"] == "time-sleep":
+            assert slack == doc["machine"]["timer_slack_ns"]
+        else:
+            assert slack == 1
+
+
+def test_tables_have_the_cli_columns(doc):
+    text = _bench.render(doc)
+    header = next(line for line in text.splitlines() if line.strip().startswith("method"))
+    assert header.split() == ["method", "p50", "p90", "p99", "p99.9", "max", "mean", "±", "σ", "early", "CPU", "samples"]
+    assert "wait 20 µs" in text and "wait 300 µs" in text
+    assert "keeptime: p99" in text
+    md = _bench.markdown(doc)
+    assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples |" in md
+
+
+@pytest.mark.parametrize(
+    "error, bucket", [(17, (16, 18)), (0, (-1, 0)), (-17, (-18, -16)), (54_321, (53_248, 57_344)), (1, (0, 1))]
+)
+def test_histogram_edges_are_the_specs(error, bucket):
+    le = _stats.upper_edge(error)
+    assert (_stats.lower_edge(le), le) == bucket
+
+
+def test_statistics_definitions():
+    s = _stats.stats(list(range(1, 1001)), 1_000, 10)
+    assert (s["p50_ns"], s["p90_ns"], s["p99_ns"], s["p999_ns"]) == (500, 900, 990, 999)
+    s = _stats.stats([7], 10, 0)
+    assert (s["p50_ns"], s["stddev_ns"], s["cpu_percent"]) == (7, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        _stats.stats([], 1, 1)
+
+
+def test_formatting_matches_the_cli():
+    assert _format.ns(-1_204_000) == "-1.20 ms"
+    assert _format.mean_sd(80.0, 1_500.0) == "0.08 ± 1.50 µs"
+    assert _format.duration(1_000_000_001) == "1.000000001 s"
+    assert _format.percent(0.051) == "0.05 %"
+
+
+def test_command_line_exports_json_to_stdout_and_tables_to_stderr():
+    out = subprocess.run(
+        [sys.executable, "-m", "keeptime", "bench", "--durations", "20us", "--methods", "busy-loop,keeptime",
+         "--samples", "5", "--warmup", "1", "--no-ffi", "--export-json", "-"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    doc = json.loads(out.stdout)
+    assert [c["method"] for c in doc["results"]] == ["busy-loop", "keeptime"]
+    assert "wait 20 µs" in out.stderr
+
+
+def test_command_line_rejects_bad_arguments():
+    for args in (["--durations", "10"], ["--methods", "nope"], ["--samples", "0"]):
+        out = subprocess.run([sys.executable, "-m", "keeptime", "bench", *args], capture_output=True, text=True)
+        assert out.returncode == 2 and "error" in out.stderr
+
+
+def test_ffi_cost_is_measured():
+    costs = _bench.ffi_cost(calls=1_000, rounds=1)
+    assert set(costs) == {"keeptime.sleep(0)", "keeptime.sleep_ns(0)", "time.monotonic_ns()"}
+    assert all(v > 0 for v in costs.values())
