@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !keeptime_fallback
 
 package keeptime
 

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || keeptime_fallback
 
 package keeptime
 
@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Other operating systems: the documented fallback. The clock is Go's
+// Other operating systems: the documented fallback (also built on Linux
+// with -tags keeptime_fallback, so that its tests run there too). The clock is Go's
 // monotonic reading (nanoseconds since the package's first use), the OS wait
 // is time.Sleep of the remaining time (relative: it never returns early,
 // but how late it wakes is the Go runtime's timer granularity, about 1 ms,
