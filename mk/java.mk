@@ -5,7 +5,8 @@
 #                     suite against that jar on JDK 25 and on JDK 17; then JDK 17
 #                     builds and tests on its own (the baseline build).
 #   make bench-java   the Java benchmark on JDK 25 (timer slack 1 ns via FFM),
-#                     then the same jar on JDK 17, side by side.
+#                     then the same jar on JDK 17 (~1 min each);
+#                     JAVA_BENCH_ARGS="--scale 0.25" for a quicker, noisier run.
 #
 # Maven downloads its plugins and the test dependencies (JUnit, Jackson) from
 # Maven Central on the first run; later runs work offline.
@@ -33,6 +34,7 @@ test-java:
 java-jar:
 	$(MVN_25) package -DskipITs
 
+# Results in the project's format: java/target/bench-jdk25.json, bench-jdk17.json.
 bench-java: java-jar
-	$(JDK25_HOME)/bin/java -jar $(JAVA_JAR) $(JAVA_BENCH_ARGS)
-	$(JDK17_HOME)/bin/java -jar $(JAVA_JAR) $(JAVA_BENCH_ARGS)
+	$(JDK25_HOME)/bin/java -jar $(JAVA_JAR) --export-json java/target/bench-jdk25.json $(JAVA_BENCH_ARGS)
+	$(JDK17_HOME)/bin/java -jar $(JAVA_JAR) --export-json java/target/bench-jdk17.json $(JAVA_BENCH_ARGS)

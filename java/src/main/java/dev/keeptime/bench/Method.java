@@ -8,9 +8,11 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Every way of waiting the Java bench compares, named like the Rust CLI's
- * methods where they are the same thing. Each waits until {@code deadline}
- * ({@code = start + d}, {@code start} read just before the call); the bench
- * reads {@code System.nanoTime()} right after it returns.
+ * methods where they are the same thing (spec/bench-result.md). Each waits
+ * until {@code deadline} ({@code = start + d}, {@code start} read just before
+ * the call) and returns its first {@code System.nanoTime()} reading after the
+ * wait: the busy loop's last read, keeptime's returned reading, a fresh read
+ * after {@code Thread.sleep} and {@code parkNanos}.
  */
 enum Method {
     BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline (seed 000's while loop); a whole core", "000", false, false),
@@ -41,17 +43,22 @@ enum Method {
         switch (this) {
             case BUSY_LOOP:
                 return (deadline, d) -> {
-                    while (System.nanoTime() - deadline < 0) {
+                    long now;
+                    while ((now = System.nanoTime()) - deadline < 0) {
                         // the seed's empty loop body
                     }
+                    return now;
                 };
             case THREAD_SLEEP:
-                return (deadline, d) -> Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+                return (deadline, d) -> {
+                    Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+                    return System.nanoTime();
+                };
             case PARK_NANOS:
-                return (deadline, d) -> LockSupport.parkNanos(d);
+                return Method::park;
             case PARK_NANOS_SLACK_1NS:
                 TimerSlack.set(1);
-                return (deadline, d) -> LockSupport.parkNanos(d);
+                return Method::park;
             case KEEPTIME:
                 return (deadline, d) -> KeepTime.sleepUntil(deadline);
             case KEEPTIME_DEFAULT_SLACK: {
@@ -67,9 +74,15 @@ enum Method {
         }
     }
 
+    private static long park(long deadline, long d) {
+        LockSupport.parkNanos(d);
+        return System.nanoTime();
+    }
+
     /** One wait until {@code deadline} (a nanoTime value), {@code d} ns after its start. */
     @FunctionalInterface
     interface Waiter {
-        void waitUntil(long deadline, long d) throws InterruptedException;
+        /** Waits; returns the first {@code System.nanoTime()} reading after the wait. */
+        long waitUntil(long deadline, long d) throws InterruptedException;
     }
 }
