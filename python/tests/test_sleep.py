@@ -94,3 +94,18 @@ def test_sleep_returns_none_like_time_sleep():
     assert keeptime.sleep(0) is None
     assert keeptime.sleep_ns(0) is None
     assert keeptime.Sleeper().sleep(0) is None
+
+
+def test_warm_return_can_be_switched_off_and_never_ends_early_either_way():
+    from keeptime import _keeptime
+
+    try:
+        for warm in (None, keeptime._warm_up):
+            _keeptime._set_warm_up(warm)
+            for ns in (20_000, 300_000, 2_000_000):
+                deadline = time.monotonic_ns() + ns
+                assert keeptime.sleep_until_ns(deadline) >= deadline
+                assert time.monotonic_ns() >= deadline
+    finally:
+        _keeptime._set_warm_up(keeptime._warm_up)
+    assert 2_000 <= _keeptime._warm_up_lead_ns() <= 20_000
