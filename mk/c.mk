@@ -36,11 +36,11 @@ BENCH_TARGETS += bench-c
 .PHONY: c-setup c-lib c-header c-header-check c-header-compiles c-tests c-examples test-c install \
 	c-asan c-valgrind bench-c
 
-# Tools: cbindgen (pinned, installed under target/c/tools if the one on PATH
+# Tools: cbindgen (pinned, built unoptimised under target/c/tools if the one on PATH
 # differs), a C compiler, cmake and pkg-config (apt, when root and missing).
 c-setup:
 	@[ -x "$$(command -v $(CBINDGEN) || true)" ] || \
-		$(CARGO) install cbindgen --locked --version $(CBINDGEN_VERSION) --root $(C_BUILD)/tools
+		$(CARGO) install cbindgen --locked --debug --version $(CBINDGEN_VERSION) --root $(C_BUILD)/tools
 	@missing=""; for tool in cc cmake pkg-config; do \
 		command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
@@ -147,5 +147,8 @@ bench-c: c-lib
 	@mkdir -p $(C_BUILD)
 	$(CC) -std=c99 -D_GNU_SOURCE -O2 -Wall -Wextra -I$(C_DIR)/include examples/c/bench.c \
 		$(C_TARGET)/libkeeptime.a $(C_STATIC_LIBS) -o $(C_BUILD)/bench
+	$(CARGO) build --release --locked -q -p keeptime-c --example core_call
 	$(C_BUILD)/bench --json $(C_BUILD)/bench-c.json
-	$(CARGO) run --release --locked -q -p keeptime-c --example core_call
+	@echo "call cost, C library vs the Rust core called directly, alternating (5 rounds each):"
+	@for round in 1 2 3 4 5; do \
+		$(C_BUILD)/bench --calls-only; $(C_TARGET)/examples/core_call; done

@@ -17,9 +17,11 @@
  * slack. Then the cost of a call into the C library is measured.
  *
  *   cc -O2 -D_GNU_SOURCE bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
- *   ./bench [--samples N] [--warmup N] [--json FILE]
+ *   ./bench [--samples N] [--warmup N] [--json FILE] [--calls-only]
  *
- * --json writes the project's bench result document (spec/bench-result.md).
+ * --json writes the project's bench result document (spec/bench-result.md);
+ * --calls-only measures only the call cost (to alternate with the Rust
+ * core's `cargo run --release -p keeptime-c --example core_call`).
  */
 #include <keeptime.h>
 
@@ -283,6 +285,26 @@ static void report_string(const char *json, const char *key, char *buf, size_t n
     snprintf(buf, n, "%.*s", (int)(end - p), p);
 }
 
+/* The clock report's preemption model, in the words the Rust bench uses. */
+static void describe_preemption(char *buf, size_t n, const char *report) {
+    static const char *const names[][2] = {{"rt", "PREEMPT_RT"},
+                                           {"full", "PREEMPT (full)"},
+                                           {"dynamic", "PREEMPT_DYNAMIC"},
+                                           {"none_or_voluntary", "none or voluntary"}};
+    char mode[64];
+    size_t i;
+    const char *name = NULL;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(buf, names[i][0]) == 0) name = names[i][1];
+    if (!name) {
+        buf[0] = '\0'; /* unknown: null in the result */
+        return;
+    }
+    report_string(report, "preemption_mode", mode, sizeof mode);
+    if (mode[0]) snprintf(buf, n, "%s (%s)", name, mode);
+    else snprintf(buf, n, "%s", name);
+}
+
 static void json_str(FILE *f, const char *s) {
     if (!s || !*s) {
         fputs("null", f);
@@ -301,6 +323,7 @@ static void json_str(FILE *f, const char *s) {
 
 int main(int argc, char **argv) {
     uint64_t samples = 1000, warmup = 100;
+    int calls_only = 0;
     const char *json_path = NULL;
     struct cell cells[N_DURATIONS * N_METHODS];
     struct call_cost cc;
@@ -316,12 +339,22 @@ int main(int argc, char **argv) {
         if (strcmp(argv[a], "--samples") == 0 && a + 1 < argc) samples = strtoull(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) warmup = strtoull(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
+        else if (strcmp(argv[a], "--calls-only") == 0) calls_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--json FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--json FILE] [--calls-only]\n", argv[0]);
             return 2;
         }
     }
     if (samples == 0) samples = 1;
+    if (calls_only) {
+        pthread_t t;
+        pthread_create(&t, NULL, measure_call_cost, &cc);
+        pthread_join(t, NULL);
+        printf("C library: kt_sleep_until_ns(past) %.1f ns/call, kt_now_ns() %.1f ns/call, "
+               "clock_gettime %.1f ns/call\n",
+               cc.sleep_until_past_ns, cc.now_ns, cc.clock_gettime_ns);
+        return 0;
+    }
 
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     uname(&un);
@@ -332,6 +365,7 @@ int main(int argc, char **argv) {
     kt_clocks_json(&report);
     report_string(report, "hypervisor", hypervisor, sizeof hypervisor);
     report_string(report, "preemption", preemption, sizeof preemption);
+    describe_preemption(preemption, sizeof preemption, report);
     kt_string_free(report);
 
     printf("keeptime C bench: libkeeptime %s, %s %s, clocksource %s, timer slack %ld ns, %" PRIu64
