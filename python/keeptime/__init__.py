@@ -22,7 +22,14 @@ clock as ``time.perf_counter_ns()`` there).
 
 import time as _time
 
-from keeptime import _keeptime
+try:
+    from keeptime import _keeptime
+except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
+    raise ImportError(
+        f"keeptime's native module is not built next to {__file__}: this is the source tree. "
+        "Install the package (pip install ./python) and run from another directory, "
+        "or build in place with maturin develop."
+    ) from e
 from keeptime._keeptime import (
     Schedule,
     Sleeper,
