@@ -61,7 +61,7 @@ METHODS = (
     ),
     Method(
         "busy-loop",
-        "while time.perf_counter_ns() < deadline: pass — a Python busy loop (seed 000's while loop); "
+        "while (woke := time.perf_counter_ns()) < deadline: pass — a Python busy loop (seed 000's while loop); "
         "a whole core, and the GIL",
         "000",
         False,
@@ -120,7 +120,9 @@ def default_warmup(d_ns: int) -> int:
 #
 # One loop per kind of wait, each with everything it calls bound to a local,
 # so the only Python work between the end of the wait and the error reading
-# is returning from the wait.
+# is returning from the wait. ``woke`` is the method's first clock reading
+# after the wait (spec/bench-result.md): the reading after a sleep returns,
+# or the busy loop's own reading that ended it.
 
 
 def _sleep_loop(sleep: Callable[[float], Any], d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
@@ -148,10 +150,10 @@ def _busy_loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
     i = 0
     while i < n:
         deadline = mono() + d
-        while pc() < deadline:
-            pass
-        woke = mono()
-        errors[i] = woke - deadline
+        woke = pc()  # on Linux the same clock as monotonic_ns
+        while woke < deadline:
+            woke = pc()
+        errors[i] = woke - deadline  # the loop's own first reading past the deadline
         i += 1
         if woke - wall_start >= limit_ns and i >= min_n:
             break
@@ -379,7 +381,7 @@ def render(doc: Dict[str, Any]) -> str:
     if m.get("clocksource"):
         where += f", clocksource {m['clocksource']}"
     if m.get("timer_slack_ns") is not None:
-        where += f", default timer slack {_format.ns(m['timer_slack_ns'])}"
+        where += f", default timer slack {_format.duration(m['timer_slack_ns'])}"
     groups = _by_duration(doc)
     methods = len(next(iter(groups.values()), []))
     rt = doc["runtime"]

@@ -128,8 +128,9 @@ impl PySleeper {
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => {
                 return Err(PyRuntimeError::new_err(
-                    "this Sleeper is already sleeping in another thread; \
-                     use one Sleeper per thread (keeptime.sleep keeps one per thread for you)",
+                    "this Sleeper is already sleeping in another thread (or in the code a signal \
+                     handler interrupted); use one Sleeper per thread (keeptime.sleep keeps one per \
+                     thread for you)",
                 ))
             }
         };

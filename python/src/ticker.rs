@@ -291,15 +291,15 @@ impl PyTicker {
     }
 
     fn next_tick(&self, py: Python<'_>) -> PyResult<PyTick> {
-        let mut sleeper = match self.sleeper.try_lock() {
-            Ok(guard) => guard,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "this Ticker is already ticking in another thread",
-                ))
-            }
-        };
+        let mut sleeper =
+            match self.sleeper.try_lock() {
+                Ok(guard) => guard,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return Err(PyRuntimeError::new_err(
+                    "this Ticker is already ticking in another thread (or in the code a signal \
+                     handler interrupted)",
+                )),
+            };
         loop {
             let now = keeptime::os::monotonic_ns();
             let deadline = match self.schedule().poll(now) {
