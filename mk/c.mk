@@ -107,8 +107,8 @@ c-examples: c-lib
 	@mkdir -p $(C_BUILD)/examples/cc
 	export PKG_CONFIG_PATH=$(C_STAGE)/lib/pkgconfig; \
 	test "$$(pkg-config --modversion keeptime)" = "$(C_VERSION)"; \
-	for ex in hello ticker; do \
-		$(CC) $(C_CFLAGS) examples/c/$$ex.c $$(pkg-config --cflags --libs keeptime) \
+	for ex in hello ticker bench; do \
+		$(CC) $(C_CFLAGS) -O2 examples/c/$$ex.c $$(pkg-config --cflags --libs keeptime) -lm \
 			-o $(C_BUILD)/examples/cc/$$ex; done
 	readelf -d $(C_BUILD)/examples/cc/hello | grep -q 'NEEDED.*\[libkeeptime\.so\.$(C_SOVERSION)\]'
 	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_BUILD)/examples/cc/hello
@@ -145,7 +145,7 @@ c-valgrind: c-tests
 # library directly (static) so it measures what a C program gets.
 bench-c: c-lib
 	@mkdir -p $(C_BUILD)
-	$(CC) -std=c99 -D_GNU_SOURCE -O2 -Wall -Wextra -I$(C_DIR)/include examples/c/bench.c \
+	$(CC) -std=c99 -O2 -Wall -Wextra -I$(C_DIR)/include examples/c/bench.c \
 		$(C_TARGET)/libkeeptime.a $(C_STATIC_LIBS) -o $(C_BUILD)/bench
 	$(CARGO) build --release --locked -q -p keeptime-c --example core_call
 	$(C_BUILD)/bench --json $(C_BUILD)/bench-c.json

@@ -16,13 +16,16 @@
  * Each cell runs on a fresh thread so no method inherits another's timer
  * slack. Then the cost of a call into the C library is measured.
  *
- *   cc -O2 -D_GNU_SOURCE bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
+ *   cc -O2 bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
  *   ./bench [--samples N] [--warmup N] [--json FILE] [--calls-only]
  *
  * --json writes the project's bench result document (spec/bench-result.md);
  * --calls-only measures only the call cost (to alternate with the Rust
  * core's `cargo run --release -p keeptime-c --example core_call`).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime, prctl and friends under -std=c99 */
+#endif
 #include <keeptime.h>
 
 #include <inttypes.h>
@@ -291,7 +294,7 @@ static void describe_preemption(char *buf, size_t n, const char *report) {
                                            {"full", "PREEMPT (full)"},
                                            {"dynamic", "PREEMPT_DYNAMIC"},
                                            {"none_or_voluntary", "none or voluntary"}};
-    char mode[64];
+    char mode[48];
     size_t i;
     const char *name = NULL;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -328,7 +331,7 @@ int main(int argc, char **argv) {
     struct cell cells[N_DURATIONS * N_METHODS];
     struct call_cost cc;
     struct utsname un;
-    char model[256], clocksource[64], hypervisor[64], preemption[64], created[32];
+    char model[256], clocksource[64], hypervisor[64], preemption[128], created[32];
     char *report = NULL;
     long slack0 = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     time_t now = time(NULL);
