@@ -21,6 +21,8 @@ C_STATIC_LIBS := -lpthread -ldl -lm -lrt -lutil -lgcc_s
 C_TEST_SRCS := $(wildcard $(C_DIR)/tests/*.c)
 C_TEST_DEFS := -DKT_SPEC_DIR='"$(CURDIR)/spec"' -DKT_EXPECTED_VERSION='"$(C_VERSION)"'
 # cbindgen's output differs between versions; the checked-in header is this one's.
+# A bench result must follow spec/bench-result.md (and its schema).
+C_CHECK_BENCH := python3 $(C_DIR)/tests/check_bench_result.py
 CBINDGEN_VERSION := 0.29.4
 CBINDGEN := $(shell cbindgen --version 2>/dev/null | grep -qx 'cbindgen $(CBINDGEN_VERSION)' \
 	&& echo cbindgen || echo $(C_BUILD)/tools/bin/cbindgen)
@@ -113,6 +115,9 @@ c-examples: c-lib
 	readelf -d $(C_BUILD)/examples/cc/hello | grep -q 'NEEDED.*\[libkeeptime\.so\.$(C_SOVERSION)\]'
 	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_BUILD)/examples/cc/hello
 	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_BUILD)/examples/cc/ticker 200
+	LD_LIBRARY_PATH=$(C_STAGE)/lib $(C_BUILD)/examples/cc/bench --samples 30 --warmup 10 \
+		--json $(C_BUILD)/examples/bench-smoke.json >/dev/null
+	$(C_CHECK_BENCH) $(C_BUILD)/examples/bench-smoke.json $(CURDIR)/spec
 	cmake -S examples/c -B $(C_BUILD)/examples/cmake -DCMAKE_PREFIX_PATH=$(C_STAGE) \
 		-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" >/dev/null
 	cmake --build $(C_BUILD)/examples/cmake >/dev/null
@@ -149,6 +154,7 @@ bench-c: c-lib
 		$(C_TARGET)/libkeeptime.a $(C_STATIC_LIBS) -o $(C_BUILD)/bench
 	$(CARGO) build --release --locked -q -p keeptime-c --example core_call
 	$(C_BUILD)/bench --json $(C_BUILD)/bench-c.json
+	$(C_CHECK_BENCH) $(C_BUILD)/bench-c.json $(CURDIR)/spec
 	@echo "call cost, C library vs the Rust core called directly, alternating (5 rounds each):"
 	@for round in 1 2 3 4 5; do \
 		$(C_BUILD)/bench --calls-only; $(C_TARGET)/examples/core_call; done

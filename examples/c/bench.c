@@ -177,7 +177,6 @@ static void *run_cell(void *arg) {
 
     if (!errors) return NULL;
     if (c->method == KEEPTIME_EFFICIENT) efficient = kt_sleeper_new(KT_MODE_EFFICIENT);
-    c->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 
     for (i = 0; i < c->warmup + c->samples; i++) {
         uint64_t start, deadline, woke;
@@ -205,6 +204,8 @@ static void *run_cell(void *arg) {
         last = woke;
     }
     compute_stats(&c->stats, errors, c->samples, last - wall0, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    /* In force during the cell: keeptime set 1 ns on its first sleep. */
+    c->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     kt_sleeper_free(efficient);
     return NULL;
 }
@@ -326,7 +327,7 @@ static void json_str(FILE *f, const char *s) {
 
 int main(int argc, char **argv) {
     uint64_t samples = 1000, warmup = 100;
-    int calls_only = 0;
+    int calls_only = 0, samples_given = 0, warmup_given = 0;
     const char *json_path = NULL;
     struct cell cells[N_DURATIONS * N_METHODS];
     struct call_cost cc;
@@ -339,9 +340,13 @@ int main(int argc, char **argv) {
     int a;
 
     for (a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--samples") == 0 && a + 1 < argc) samples = strtoull(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) warmup = strtoull(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
+        if (strcmp(argv[a], "--samples") == 0 && a + 1 < argc) {
+            samples = strtoull(argv[++a], NULL, 10);
+            samples_given = 1;
+        } else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) {
+            warmup = strtoull(argv[++a], NULL, 10);
+            warmup_given = 1;
+        } else if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
         else if (strcmp(argv[a], "--calls-only") == 0) calls_only = 1;
         else {
             fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--json FILE] [--calls-only]\n", argv[0]);
@@ -440,13 +445,17 @@ int main(int argc, char **argv) {
         json_str(f, hypervisor);
         fprintf(f, ", \"preemption\": ");
         json_str(f, preemption);
-        fprintf(f, "},\n  \"parameters\": {\"schedule\": \"sleep\", \"durations_ns\": [");
+        fprintf(f, "},\n  \"parameters\": {\"schedule\": \"sleep\", \"cpu_clock\": \"thread\", \"durations_ns\": [");
         for (i = 0; i < N_DURATIONS; i++) fprintf(f, "%s%" PRIu64, i ? ", " : "", durations_ns[i]);
         fprintf(f, "], \"methods\": [");
         for (i = 0; i < N_METHODS; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", methods[i].name);
-        fprintf(f, "], \"samples\": %" PRIu64 ", \"warmup\": %" PRIu64
-                   ", \"budget_ns\": null, \"pin_cpu\": null, \"priority\": null},\n  \"methods\": [\n",
-                samples, warmup);
+        fprintf(f, "], \"samples\": ");
+        if (samples_given) fprintf(f, "%" PRIu64, samples);
+        else fputs("null", f);
+        fprintf(f, ", \"warmup\": ");
+        if (warmup_given) fprintf(f, "%" PRIu64, warmup);
+        else fputs("null", f);
+        fprintf(f, ", \"budget_ns\": null, \"pin_cpu\": null, \"priority\": null},\n  \"methods\": [\n");
         for (i = 0; i < N_METHODS; i++) {
             fprintf(f, "    {\"name\": \"%s\", \"description\": ", methods[i].name);
             json_str(f, methods[i].description);
