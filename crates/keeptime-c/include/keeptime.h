@@ -13,8 +13,6 @@
 #ifndef KEEPTIME_H
 #define KEEPTIME_H
 
-
-
 #include <stdint.h>
 
 /**
