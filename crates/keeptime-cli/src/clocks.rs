@@ -68,7 +68,7 @@ fn clock_row(c: &ClockInfo) -> Vec<String> {
     };
     vec![
         c.name.clone(),
-        opt_ns(c.resolution_ns),
+        c.resolution_ns.map_or("—".to_string(), format::duration),
         granularity,
         format!("{:.1} %", 100.0 * c.repeat_fraction),
         format!("{:.1} ns", c.read_cost_ns),

@@ -2,7 +2,7 @@
 //!
 //! * [`cli`]: the command line (clap definitions only).
 //! * [`duration`]: durations as people type them (`2.5ms`, `250µs`).
-//! * [`bench`]: the methods, the plan, the runner, the statistics, the result document.
+//! * [`bench`](mod@bench): the methods, the plan, the runner, the statistics, the result document.
 //! * [`export`]: one file per export format behind one trait.
 //! * [`output`]: units, tables, verdicts, progress bar.
 //! * [`clocks`], [`sleep`]: the other two subcommands.

@@ -191,13 +191,19 @@ pub fn plan(config: &BenchConfig) -> Plan {
         let shown: Vec<String> = config
             .durations_ns
             .iter()
-            .map(|&d| {
+            .enumerate()
+            .map(|(k, &d)| {
                 let i = pairs.iter().position(|&(_, pd)| pd == d).unwrap_or(0);
-                format!("{} at {}", mins[i], crate::output::format::duration(d))
+                let per_cell = if k == 0 { " samples per cell" } else { "" };
+                format!(
+                    "{}{per_cell} at {}",
+                    mins[i],
+                    crate::output::format::duration(d)
+                )
             })
             .collect();
         warnings.push(format!(
-            "the budget of {} allows only about {} samples per cell; percentiles will be rough (raise --budget)",
+            "the budget of {} allows only about {}; percentiles will be rough (raise --budget)",
             crate::output::format::duration(budget),
             shown.join(", ")
         ));

@@ -1,4 +1,4 @@
-//! Everything a person reads: numbers with automatic units ([`format`]), the
+//! Everything a person reads: numbers with automatic units ([`format`](mod@format)), the
 //! result tables ([`table`]), the verdicts ([`verdict`]) and the progress bar
 //! ([`progress`]).
 
@@ -36,7 +36,7 @@ pub fn header(report: &BenchReport) -> String {
         let _ = write!(machine, ", clocksource {c}");
     }
     if let Some(s) = m.timer_slack_ns {
-        let _ = write!(machine, ", default timer slack {}", format::ns(s as i64));
+        let _ = write!(machine, ", default timer slack {}", format::duration(s));
     }
     let groups = by_duration(report);
     let methods = groups.first().map_or(0, |(_, v)| v.len());

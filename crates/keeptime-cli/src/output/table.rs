@@ -168,3 +168,39 @@ impl Table {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::stats::Stats;
+
+    fn cell(method: &str, errors: &[i64], cpu_ns: u64) -> CellResult {
+        let mut e = errors.to_vec();
+        CellResult {
+            method: method.into(),
+            duration_ns: 1_000,
+            warmup: 0,
+            timer_slack_ns: None,
+            stats: Stats::from_errors(&mut e, 1_000, cpu_ns).unwrap(),
+        }
+    }
+
+    #[test]
+    fn best_figures_are_marked_and_columns_align() {
+        let a = cell("spin", &[10, 20, 30], 1_000);
+        let b = cell("sleep-default-slack", &[-5, 50_000, 60_000], 10);
+        let t = Table::new(&[&a, &b]);
+        // p50: 20 ns beats 50 µs; CPU: 1 % beats 100 %.
+        assert!(t.rows[0][1].best && !t.rows[1][1].best);
+        assert!(t.rows[1][8].best && !t.rows[0][8].best);
+        let text = t.render_text(false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains("20 ns*"), "{text}");
+        // Right-aligned numeric columns end at the same place on every line.
+        let end = |l: &str, needle: &str| l.find(needle).map(|i| i + needle.len());
+        assert_eq!(end(lines[0], "p50"), end(lines[1], "20 ns"));
+        let md = t.render_markdown();
+        assert!(md.contains("**20 ns**") && md.lines().count() == 4, "{md}");
+    }
+}
