@@ -33,11 +33,12 @@ def test_too_large_is_overflow_error(sleep, bad):
 @pytest.mark.parametrize("sleep", SLEEPS)
 @pytest.mark.parametrize("bad", ["1", None, b"1", [1], 1j])
 def test_wrong_type_is_type_error(sleep, bad):
-    with pytest.raises(TypeError) as keeptime_err:
+    # time.sleep's own words since Python 3.10 (3.9 says "an integer is required").
+    message = f"'{type(bad).__name__}' object cannot be interpreted as an integer"
+    with pytest.raises(TypeError, match=f"^{message}$"):
         sleep(bad)
-    with pytest.raises(TypeError) as stdlib_err:
+    with pytest.raises(TypeError):
         time.sleep(bad)
-    assert str(keeptime_err.value) == str(stdlib_err.value)
 
 
 def test_zero_and_negative_zero_are_fine():
