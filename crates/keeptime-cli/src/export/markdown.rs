@@ -32,7 +32,7 @@ impl Exporter for MarkdownExporter {
         );
         out.push_str(
             "Error = first clock reading after the wait − deadline (negative = early); \
-             CPU = thread CPU time ÷ wall time; best figures in bold.\n",
+             CPU = thread CPU time ÷ wall time; best figures in bold (errors: among methods never early).\n",
         );
         for (d, results) in by_duration(report) {
             let _ = writeln!(out, "\n### wait {}\n", format::duration(d));

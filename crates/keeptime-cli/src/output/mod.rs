@@ -43,7 +43,7 @@ pub fn header(report: &BenchReport) -> String {
     format!(
         "keeptime bench: {methods} methods × {} durations on {machine}\n\
          error = first clock reading after the wait − deadline (negative = early); \
-         CPU = thread CPU time ÷ wall time; * = best in column\n",
+         CPU = thread CPU time ÷ wall time; * = best in column (errors: among methods never early)\n",
         groups.len()
     )
 }

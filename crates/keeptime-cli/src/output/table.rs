@@ -35,27 +35,49 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
 }
 
-/// Marks the minimum of `key` over `rows` (all ties) when there are two rows or more.
-fn best_of(results: &[&CellResult], key: impl Fn(&CellResult) -> f64) -> Vec<bool> {
+/// Marks the minimum of `key` over the `eligible` rows (all ties), when there
+/// are two rows or more.
+fn best_of(
+    results: &[&CellResult],
+    eligible: &[bool],
+    key: impl Fn(&CellResult) -> f64,
+) -> Vec<bool> {
     let keys: Vec<f64> = results.iter().map(|r| key(r)).collect();
-    let min = keys.iter().copied().fold(f64::INFINITY, f64::min);
+    let min = keys
+        .iter()
+        .zip(eligible)
+        .filter(|(_, &e)| e)
+        .map(|(&k, _)| k)
+        .fold(f64::INFINITY, f64::min);
     keys.iter()
-        .map(|&k| results.len() > 1 && k == min)
+        .zip(eligible)
+        .map(|(&k, &e)| results.len() > 1 && e && k == min)
         .collect()
 }
 
 impl Table {
-    /// The table of `results` (one duration's cells, in run order).
+    /// The table of `results` (one duration's cells, in run order). The best
+    /// error figures are the closest to zero among the methods that never
+    /// returned early (among all when every method did): an early return
+    /// breaks the contract a small error would otherwise advertise. The best
+    /// CPU is the least.
     pub fn new(results: &[&CellResult]) -> Table {
+        let all = vec![true; results.len()];
+        let never_early: Vec<bool> = results.iter().map(|r| r.stats.early == 0).collect();
+        let accurate = if never_early.iter().any(|&e| e) {
+            &never_early
+        } else {
+            &all
+        };
         let abs = |f: fn(&CellResult) -> i64| move |r: &CellResult| (f(r) as f64).abs();
         let best = [
-            best_of(results, abs(|r| r.stats.p50_ns)),
-            best_of(results, abs(|r| r.stats.p90_ns)),
-            best_of(results, abs(|r| r.stats.p99_ns)),
-            best_of(results, abs(|r| r.stats.p999_ns)),
-            best_of(results, abs(|r| r.stats.max_ns)),
-            best_of(results, |r| r.stats.mean_ns.abs()),
-            best_of(results, |r| r.stats.cpu_percent),
+            best_of(results, accurate, abs(|r| r.stats.p50_ns)),
+            best_of(results, accurate, abs(|r| r.stats.p90_ns)),
+            best_of(results, accurate, abs(|r| r.stats.p99_ns)),
+            best_of(results, accurate, abs(|r| r.stats.p999_ns)),
+            best_of(results, accurate, abs(|r| r.stats.max_ns)),
+            best_of(results, accurate, |r| r.stats.mean_ns.abs()),
+            best_of(results, &all, |r| r.stats.cpu_percent),
         ];
         let rows = results
             .iter()
@@ -188,19 +210,22 @@ mod tests {
     #[test]
     fn best_figures_are_marked_and_columns_align() {
         let a = cell("spin", &[10, 20, 30], 1_000);
-        let b = cell("sleep-default-slack", &[-5, 50_000, 60_000], 10);
-        let t = Table::new(&[&a, &b]);
+        let b = cell("sleep-default-slack", &[50_000, 50_000, 60_000], 10);
+        let early = cell("compensated", &[-1, 0, 1], 10);
+        let t = Table::new(&[&a, &b, &early]);
         // p50: 20 ns beats 50 µs; CPU: 1 % beats 100 %.
         assert!(t.rows[0][1].best && !t.rows[1][1].best);
         assert!(t.rows[1][8].best && !t.rows[0][8].best);
         let text = t.render_text(false);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
+        // The early method's tiny errors are not "best".
+        assert!(t.rows[2].iter().take(7).all(|c| !c.best));
         assert!(lines[1].contains("20 ns*"), "{text}");
         // Right-aligned numeric columns end at the same place on every line.
         let end = |l: &str, needle: &str| l.find(needle).map(|i| i + needle.len());
         assert_eq!(end(lines[0], "p50"), end(lines[1], "20 ns"));
         let md = t.render_markdown();
-        assert!(md.contains("**20 ns**") && md.lines().count() == 4, "{md}");
+        assert!(md.contains("**20 ns**") && md.lines().count() == 5, "{md}");
     }
 }

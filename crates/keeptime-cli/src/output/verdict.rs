@@ -37,7 +37,14 @@ pub fn verdict(results: &[&CellResult]) -> Option<String> {
     if let Some(s) = find(results, &SPIN) {
         let ss = &s.stats;
         let tolerance = (ss.p99_ns.abs() / 2).max(SPIN_LEVEL_SLACK_NS);
-        let accuracy = if ks.p99_ns <= ss.p99_ns.saturating_add(tolerance) {
+        let accuracy = if ks.p99_ns.saturating_mul(2) < ss.p99_ns && ss.p99_ns > SPIN_LEVEL_SLACK_NS
+        {
+            format!(
+                "a better p99 than the pure spin ({} {})",
+                s.method,
+                format::ns(ss.p99_ns)
+            )
+        } else if ks.p99_ns <= ss.p99_ns.saturating_add(tolerance) {
             "spin-level accuracy".to_string()
         } else {
             format!(
@@ -135,5 +142,12 @@ mod tests {
             .unwrap()
             .contains("no more accurate than"));
         assert!(verdict(&[&s, &o]).is_none());
+        let preempted_spin = cell("spin-pause", 4_000_000, 70.0);
+        let k = cell("keeptime", 95_000, 0.3);
+        let v = verdict(&[&preempted_spin, &k]).unwrap();
+        assert!(
+            v.contains("a better p99 than the pure spin (spin-pause 4.00 ms)"),
+            "{v}"
+        );
     }
 }
