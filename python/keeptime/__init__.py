@@ -53,7 +53,6 @@ from keeptime._clocks import (
 )
 
 
-
 def _warm_up(_read=_time.monotonic_ns, _sleep=sleep):
     """Called by keeptime with the GIL held a few µs before a wait ends, so
     that what runs right after the wait finds the CPU caches warm: the
