@@ -13,10 +13,14 @@
 //!   [`HORIZON`] sleeps: one outlier stops influencing anything after at most
 //!   `HORIZON` sleeps, or `WINDOW` further OS waits of its length, whichever
 //!   comes first, even when its bucket is no longer used.
-//! * The spin-finished margin of a bucket is `2·q + HEADROOM_NS`, where `q` is
-//!   the [`RANK`]-th largest live sample (≈ the 90th percentile of 32): up to
-//!   three outliers in the window change nothing, a lasting upward shift is
-//!   followed after `RANK` samples, a downward one within `WINDOW` samples.
+//! * The spin-finished margin of a bucket is `q + 2·(q − median) + HEADROOM_NS`
+//!   over its live samples, where `q` is the largest sample once the top
+//!   `(n − 1) / 8` are set aside (the 4th largest of 32, ≈ their 90th
+//!   percentile): the typical tail plus twice the spread. Up to three
+//!   outliers in a full window change nothing; a lasting upward shift is
+//!   followed within four samples, a downward one within `WINDOW` samples; a
+//!   large but steady overshoot (the default 50 µs timer slack) costs its
+//!   spread in spin, not its size.
 //! * The compensation of [`Mode::Efficient`](crate::Mode::Efficient) is the
 //!   lower median of the live samples (seed 001's method).
 //! * A bucket with no live sample borrows from the nearest shorter bucket that
@@ -35,8 +39,8 @@ pub const WINDOW: usize = 32;
 pub const HORIZON: u64 = 128;
 /// Spin-finished margin of a bucket when nothing at all has been observed yet.
 pub const DEFAULT_MARGIN_NS: u64 = 50_000;
-/// The margin is built on the `RANK`-th largest live sample of a bucket.
-pub const RANK: usize = 4;
+/// The top `(n - 1) / OUTLIER_SHARE` of `n` live samples are set aside as outliers.
+pub const OUTLIER_SHARE: usize = 8;
 /// Constant headroom added to every learned spin-finished margin.
 pub const HEADROOM_NS: u64 = 1_000;
 /// Samples are clamped to this (1 s) so one suspend/resume cannot poison the sums.
@@ -149,41 +153,16 @@ impl MarginEstimator {
         self.live(b).count()
     }
 
-    /// The `RANK`-th largest live sample (the smallest one if fewer are live).
-    fn own_quantile(&self, b: usize) -> Option<u64> {
-        let mut top = [0u64; RANK];
-        let mut n = 0;
-        for x in self.live(b) {
-            // Keep the RANK largest, descending.
-            if n < RANK {
-                top[n] = x;
-                n += 1;
-            } else if x > top[RANK - 1] {
-                top[RANK - 1] = x;
-            } else {
-                continue;
-            }
-            let mut i = n - 1;
-            while i > 0 && top[i] > top[i - 1] {
-                top.swap(i, i - 1);
-                i -= 1;
-            }
-        }
-        (n > 0).then(|| top[n - 1])
-    }
-
-    fn own_median(&self, b: usize) -> Option<u64> {
+    /// The live samples of bucket `b`, sorted ascending, and how many there are.
+    fn sorted_live(&self, b: usize) -> ([u64; WINDOW], usize) {
         let mut v = [0u64; WINDOW];
         let mut n = 0;
         for x in self.live(b) {
             v[n] = x;
             n += 1;
         }
-        if n == 0 {
-            return None;
-        }
         v[..n].sort_unstable();
-        Some(v[(n - 1) / 2])
+        (v, n)
     }
 
     /// The first bucket with live samples in the borrowing order of bucket `b`:
@@ -198,16 +177,23 @@ impl MarginEstimator {
     /// How long before the deadline an OS wait in bucket `b` must end so that
     /// the spin can finish the sleep (spin-finished, [`Mode::Exact`](crate::Mode::Exact)).
     pub fn margin(&self, b: usize) -> u64 {
-        match self.source(b).and_then(|s| self.own_quantile(s)) {
-            Some(q) => q.saturating_mul(2).saturating_add(HEADROOM_NS),
-            None => DEFAULT_MARGIN_NS,
-        }
+        let Some(s) = self.source(b) else {
+            return DEFAULT_MARGIN_NS;
+        };
+        let (v, n) = self.sorted_live(s);
+        let q = v[n - 1 - (n - 1) / OUTLIER_SHARE];
+        let median = v[(n - 1) / 2];
+        q.saturating_add((q - median).saturating_mul(2))
+            .saturating_add(HEADROOM_NS)
     }
 
     /// The median overshoot of bucket `b`, subtracted from OS waits in
     /// [`Mode::Efficient`](crate::Mode::Efficient); 0 before anything was observed.
     pub fn compensation(&self, b: usize) -> u64 {
-        self.source(b).and_then(|s| self.own_median(s)).unwrap_or(0)
+        self.source(b).map_or(0, |s| {
+            let (v, n) = self.sorted_live(s);
+            v[(n - 1) / 2]
+        })
     }
 }
 
@@ -231,37 +217,39 @@ mod tests {
     }
 
     #[test]
-    fn up_to_three_outliers_are_ignored_a_fourth_is_followed() {
+    fn a_steady_overshoot_costs_its_spread_not_its_size() {
         let mut e = MarginEstimator::new();
-        for _ in 0..10 {
-            e.begin_sleep();
+        e.begin_sleep();
+        for i in 0..WINDOW as u64 {
+            e.observe(100_000, 54_000 + (i % 4) * 1_000); // 54..57 µs: default slack
+        }
+        // q = 57 µs (4th largest), lower median 55 µs: 57 + 2·2 + 1 µs.
+        assert_eq!(e.margin(3), 62_000);
+    }
+
+    #[test]
+    fn up_to_three_outliers_in_a_full_window_are_ignored() {
+        let mut e = MarginEstimator::new();
+        e.begin_sleep();
+        for _ in 0..WINDOW - 3 {
             e.observe(100_000, 4_000);
         }
         for k in 1..=3 {
             e.observe(100_000, 2_000_000 + k);
-            assert_eq!(e.margin(3), 2 * 4_000 + 1_000);
         }
-        e.observe(100_000, 2_000_000);
-        assert_eq!(e.margin(3), 2 * 2_000_000 + 1_000);
-        // The outliers leave the window after WINDOW more samples.
-        for _ in 0..WINDOW {
-            e.begin_sleep();
-            e.observe(100_000, 5_000);
-        }
-        assert_eq!(e.margin(3), 2 * 5_000 + 1_000);
+        assert_eq!(e.margin(3), 4_000 + 1_000);
+        e.observe(100_000, 2_000_000); // a fourth: the window's 90th percentile moved
+        assert_eq!(e.margin(3), 2_000_000 + 2 * (2_000_000 - 4_000) + 1_000);
     }
 
     #[test]
-    fn quantile_of_few_samples_is_the_smallest() {
+    fn few_samples_use_their_maximum() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(1_000, 7_000);
         e.observe(1_000, 3_000);
-        assert_eq!(e.margin(0), 2 * 3_000 + 1_000);
-        for x in [9_000, 8_000, 1_000, 2_000] {
-            e.observe(1_000, x);
-        }
-        assert_eq!(e.margin(0), 2 * 3_000 + 1_000);
+        // n = 2: q = 7 µs, lower median 3 µs.
+        assert_eq!(e.margin(0), 7_000 + 2 * 4_000 + 1_000);
     }
 
     #[test]
@@ -283,8 +271,8 @@ mod tests {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(20_000, 8_000); // bucket 1
-        assert_eq!(e.margin(5), 2 * 8_000 + 1_000);
-        assert_eq!(e.margin(0), 2 * 8_000 + 1_000);
+        assert_eq!(e.margin(5), 8_000 + 1_000);
+        assert_eq!(e.margin(0), 8_000 + 1_000);
         assert_eq!(e.compensation(7), 8_000);
     }
 
