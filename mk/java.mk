@@ -27,6 +27,8 @@ TEST_TARGETS += test-java
 test-java:
 	@test -x "$(JDK17_HOME)/bin/java" || { echo "test-java: no JDK 17 (set JDK17_HOME)"; exit 1; }
 	@test -x "$(JDK25_HOME)/bin/java" || { echo "test-java: no JDK 25 (set JDK25_HOME)"; exit 1; }
+	@# failsafe merges into an existing summary: a stale failure would fail this run.
+	rm -rf java/target/failsafe-reports java/target/jdk17/failsafe-reports
 	$(MVN_25) verify -Dkeeptime.jdk17=$(JDK17_HOME)
 	$(MVN_17) verify -Dkeeptime.buildDir=target/jdk17
 	@echo "test-java: JUnit suite passed on JDK 25 and JDK 17 (multi-release jar built by JDK 25), and on a JDK 17 build"

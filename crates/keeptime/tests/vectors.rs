@@ -256,7 +256,7 @@ fn estimator_vectors() {
     let generated = json!({
         "spec": "spec/estimator.md",
         "constants": { "BUCKETS": BUCKETS, "WINDOW": estimate::WINDOW, "HORIZON": estimate::HORIZON,
-                       "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS, "HEADROOM_NS": estimate::HEADROOM_NS,
+                       "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS, "HEADROOM_NS": estimate::HEADROOM_NS, "OUTLIER_SHARE": estimate::OUTLIER_SHARE,
                        "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "MIN_OS_WAIT_NS": keeptime::MIN_OS_WAIT_NS,
                        "SPLIT_NS": keeptime::SPLIT_NS, "LONG_BUCKET": keeptime::LONG_BUCKET },
         "cases": estimator_scenarios(),

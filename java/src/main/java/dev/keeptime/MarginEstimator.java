@@ -16,11 +16,13 @@ import java.util.Arrays;
  *       stamped with the number of the sleep that observed it; a sample is
  *       <em>live</em> for {@value #HORIZON} sleeps;</li>
  *   <li>the margin of a bucket ({@link Mode#EXACT}) is
- *       {@code 2·q + }{@value #HEADROOM_NS} ns, {@code q} the
- *       {@value #RANK}th-largest live sample (about the 90th percentile of
- *       32; the smallest if fewer are live): up to three outliers change
- *       nothing, a lasting upward shift is followed after {@value #RANK}
- *       samples, a downward one within {@value #WINDOW};</li>
+ *       {@code q + 2·(q − median) + }{@value #HEADROOM_NS} ns over its live
+ *       samples, {@code q} the largest once the top {@code (n − 1) / }{@value #OUTLIER_SHARE}
+ *       are set aside (the 4th largest of 32, about their 90th percentile):
+ *       the typical tail plus twice the spread. Up to three outliers in a full
+ *       window change nothing, a lasting upward shift is followed within four
+ *       samples, a downward one within {@value #WINDOW}, and a steady large
+ *       overshoot (the default 50 µs timer slack) costs its spread, not its size;</li>
  *   <li>the compensation ({@link Mode#EFFICIENT}) is the lower median of the
  *       live samples;</li>
  *   <li>a bucket without live samples borrows from the nearest shorter bucket
@@ -44,8 +46,8 @@ public final class MarginEstimator {
     public static final long HORIZON = 128;
     /** Margin of every bucket while nothing is live anywhere, ns. */
     public static final long DEFAULT_MARGIN_NS = 50_000;
-    /** The margin is built on the {@code RANK}-th largest live sample of a bucket. */
-    public static final int RANK = 4;
+    /** The top {@code (n - 1) / OUTLIER_SHARE} of {@code n} live samples are set aside as outliers. */
+    public static final int OUTLIER_SHARE = 8;
     /** Added to every learned margin, ns. */
     public static final long HEADROOM_NS = 1_000;
     /** Samples are clamped to 1 s, so one suspend/resume cannot poison a bucket. */
@@ -172,35 +174,10 @@ public final class MarginEstimator {
         if (s < 0) {
             return DEFAULT_MARGIN_NS;
         }
-        return U64.add(U64.mul(quantile(s), 2), HEADROOM_NS);
-    }
-
-    /**
-     * The RANK-th largest live sample of bucket {@code b} (equal values
-     * counted separately), or the smallest if fewer are live; b has one at least.
-     */
-    private long quantile(int b) {
-        long[] top = scratch; // the RANK largest so far, descending
-        int n = 0;
-        for (int i = 0; i < len[b]; i++) {
-            if (!isLive(b, i)) {
-                continue;
-            }
-            long x = overshoot[b][i];
-            if (n < RANK) {
-                top[n++] = x;
-            } else if (x > top[RANK - 1]) { // samples ≤ MAX_SAMPLE_NS: signed compare is fine
-                top[RANK - 1] = x;
-            } else {
-                continue;
-            }
-            for (int j = n - 1; j > 0 && top[j] > top[j - 1]; j--) {
-                long t = top[j];
-                top[j] = top[j - 1];
-                top[j - 1] = t;
-            }
-        }
-        return top[n - 1];
+        int n = sortLive(s);
+        long q = scratch[n - 1 - (n - 1) / OUTLIER_SHARE];
+        long median = scratch[(n - 1) / 2];
+        return U64.add(U64.add(q, U64.mul(q - median, 2)), HEADROOM_NS);
     }
 
     /**
@@ -215,16 +192,21 @@ public final class MarginEstimator {
         if (s < 0) {
             return 0;
         }
-        long[] live = scratch;
+        int n = sortLive(s);
+        return scratch[(n - 1) / 2];
+    }
+
+    /** Sorts the live samples of bucket {@code b} into {@code scratch}, ascending; returns their count. */
+    private int sortLive(int b) {
         int n = 0;
-        for (int i = 0; i < len[s]; i++) {
-            if (isLive(s, i)) {
+        for (int i = 0; i < len[b]; i++) {
+            if (isLive(b, i)) {
                 // Samples are at most MAX_SAMPLE_NS, so a signed sort is an unsigned one.
-                live[n++] = overshoot[s][i];
+                scratch[n++] = overshoot[b][i];
             }
         }
-        Arrays.sort(live, 0, n);
-        return live[(n - 1) / 2];
+        Arrays.sort(scratch, 0, n);
+        return n;
     }
 
     @Override

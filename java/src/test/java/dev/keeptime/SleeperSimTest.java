@@ -28,14 +28,14 @@ class SleeperSimTest {
         Sleeper s = sleeper(sim, Mode.EXACT);
         assertEquals(100_000, s.sleepUntil(100_000));
         // Nothing learned: the 50 µs default margin gives a 50 µs OS wait (bucket 2);
-        // its 4 µs overshoot gives bucket 2 a margin of 2·4 + 1 = 9 µs: a 37 µs wait;
-        // the last 5 µs are below every gap: spun in 100 ns steps.
+        // its 4 µs overshoot (no spread yet) gives bucket 2 a margin of 4 + 2·0 + 1
+        // = 5 µs: a 41 µs wait; the last 1 µs is below every gap: spun in 100 ns steps.
         assertEquals(List.of(
                 new SimPlatform.Wait(0, 50_000, 54_000, false),
-                new SimPlatform.Wait(54_000, 91_000, 95_000, false)), sim.waits());
-        assertEquals(50, sim.relaxes());
+                new SimPlatform.Wait(54_000, 95_000, 99_000, false)), sim.waits());
+        assertEquals(10, sim.relaxes());
         assertFalse(sim.isSpinning());
-        assertEquals(9_000, s.estimator().margin(2));
+        assertEquals(5_000, s.estimator().margin(2));
     }
 
     @Test
@@ -108,7 +108,7 @@ class SleeperSimTest {
         assertEquals(new SimPlatform.Wait(0, 50_000, 10_000, true), w.get(0));
         assertEquals(new SimPlatform.Wait(10_000, 50_000, 20_000, true), w.get(1));
         assertEquals(new SimPlatform.Wait(20_000, 50_000, 53_000, false), w.get(2));
-        assertEquals(new SimPlatform.Wait(53_000, 93_000, 96_000, false), w.get(3));
+        assertEquals(new SimPlatform.Wait(53_000, 96_000, 99_000, false), w.get(3)); // margin 3 + 2·0 + 1 µs
         assertEquals(4, w.size());
         assertEquals(2, s.estimator().liveSamples(2), "two completed waits; interrupted ones record nothing");
     }
@@ -164,7 +164,7 @@ class SleeperSimTest {
         Sleeper s = sleeper(sim, Mode.EXACT);
         assertEquals(104_000, s.sleepUntil(100_000));
         List<SimPlatform.Wait> w = sim.waits();
-        assertEquals(new SimPlatform.Wait(95_000, 100_000, 104_000, false), w.get(w.size() - 1));
+        assertEquals(new SimPlatform.Wait(99_000, 100_000, 104_000, false), w.get(w.size() - 1));
         assertEquals(0, sim.relaxes());
     }
 

@@ -67,9 +67,7 @@ class VectorsTest {
         assertEquals(Sleeper.MIN_OS_WAIT_NS, k.get("MIN_OS_WAIT_NS").asLong());
         assertEquals(Sleeper.SPLIT_NS, k.get("SPLIT_NS").asLong());
         assertEquals(Sleeper.LONG_BUCKET, k.get("LONG_BUCKET").asInt());
-        if (k.has("RANK")) {
-            assertEquals(MarginEstimator.RANK, k.get("RANK").asInt());
-        }
+        assertEquals(MarginEstimator.OUTLIER_SHARE, k.get("OUTLIER_SHARE").asInt());
         return perCase(root, VectorsTest::replayEstimator);
     }
 
