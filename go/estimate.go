@@ -15,12 +15,14 @@ import (
 // from 16.384 µs), because how late the OS wakes a thread depends on how long
 // it slept. Each bucket remembers its last window overshoots, stamped with the
 // sleep that observed them; a sample is live for horizon sleeps. The
-// spin-finished margin of a bucket is 2·q + headroom, q its rank-th largest
-// live sample (about the 90th percentile of 32): up to three outliers in the
-// window (preemptions, which a spinning thread suffers too) change nothing, a
-// lasting upward shift is followed after rank samples, a downward one within
-// window samples. The compensation of Efficient mode is the lower median of
-// the live samples. A bucket
+// spin-finished margin of a bucket is q + 2·(q − median) + headroom over its
+// live samples, q the largest once the top (n − 1)/outlierShare are set aside
+// (the 4th largest of 32, about their 90th percentile): the typical tail plus
+// twice the spread. Up to three outliers in a full window change nothing, a
+// lasting upward shift is followed within four samples, a downward one within
+// window samples, and a large but steady overshoot (the default 50 µs timer
+// slack) costs its spread in spin, not its size. The compensation of
+// Efficient mode is the lower median of the live samples. A bucket
 // with no live sample borrows from the nearest shorter bucket that has one,
 // then the nearest longer one.
 //
@@ -37,8 +39,9 @@ const (
 	horizon = 128
 	// defaultMarginNs is the spin-finished margin when nothing is live anywhere.
 	defaultMarginNs = 50_000
-	// rank: the margin is built on the rank-th largest live sample.
-	rank = 4
+	// outlierShare: the top (n - 1) / outlierShare of n live samples are
+	// set aside as outliers.
+	outlierShare = 8
 	// headroomNs is added to every learned spin-finished margin.
 	headroomNs = 1_000
 	// maxSampleNs clamps samples to 1 s so one suspend/resume cannot poison a bucket.
@@ -169,37 +172,35 @@ func (e *estimator) source(b int) int {
 	return -1
 }
 
+// sortedLive returns the live samples of bucket b, sorted ascending, on
+// the stack (no allocation per sleep).
+func (e *estimator) sortedLive(b int) ([window]uint64, int) {
+	r := &e.buckets[b]
+	var v [window]uint64
+	n := 0
+	for i := 0; i < r.len; i++ {
+		if e.isLive(r, i) {
+			v[n] = r.overshoot[i]
+			n++
+		}
+	}
+	slices.Sort(v[:n])
+	return v, n
+}
+
 // margin is how long before the deadline an OS wait in bucket b must end so
-// that the spin can finish the sleep (Exact mode): 2·q + headroom, q the
-// rank-th largest live sample of b's source (equal values counted
-// separately; the smallest if fewer than rank are live).
+// that the spin can finish the sleep (Exact mode): with v the sorted live
+// samples of b's source, q = v[n-1-(n-1)/outlierShare] and the lower median
+// m = v[(n-1)/2], q + 2·(q − m) + headroom.
 func (e *estimator) margin(b int) uint64 {
 	s := e.source(b)
 	if s < 0 {
 		return defaultMarginNs
 	}
-	r := &e.buckets[s]
-	var top [rank]uint64 // the largest live samples, descending
-	n := 0
-	for i := 0; i < r.len; i++ {
-		if !e.isLive(r, i) {
-			continue
-		}
-		x := r.overshoot[i]
-		switch {
-		case n < rank:
-			top[n] = x
-			n++
-		case x > top[rank-1]:
-			top[rank-1] = x
-		default:
-			continue
-		}
-		for j := n - 1; j > 0 && top[j] > top[j-1]; j-- {
-			top[j], top[j-1] = top[j-1], top[j]
-		}
-	}
-	return satAdd(satMul(top[n-1], 2), headroomNs)
+	v, n := e.sortedLive(s)
+	q := v[n-1-(n-1)/outlierShare]
+	median := v[(n-1)/2]
+	return satAdd(satAdd(q, satMul(q-median, 2)), headroomNs)
 }
 
 // compensation is the lower median overshoot of bucket b's source,
@@ -209,16 +210,6 @@ func (e *estimator) compensation(b int) uint64 {
 	if s < 0 {
 		return 0
 	}
-	r := &e.buckets[s]
-	var v [window]uint64
-	n := 0
-	for i := 0; i < r.len; i++ {
-		if e.isLive(r, i) {
-			v[n] = r.overshoot[i]
-			n++
-		}
-	}
-	live := v[:n]
-	slices.Sort(live) // on the stack: no allocation per sleep
-	return live[(n-1)/2]
+	v, n := e.sortedLive(s)
+	return v[(n-1)/2]
 }

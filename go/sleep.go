@@ -74,9 +74,11 @@ func ParseMode(s string) (Mode, error) {
 // before the deadline (a wait of 262 µs or more also leaves 200 µs for a
 // short one, whose wake-up is tighter), then a spin on the clock with the
 // CPU's pause hint. The margins are learned online (spec/estimator.md), so
-// they follow the machine's load: a lasting rise in wake-up latency is
-// followed after 4 samples, up to 3 outliers among the last 32 waits of a
-// length change nothing, and every sample is forgotten after 32 waits of its
+// they follow the machine's load: the margin is about the 90th percentile of
+// the last 32 overshoots of that wait length plus twice their spread, so a
+// lasting rise in wake-up latency is followed within 4 samples, up to 3
+// outliers in a full window change nothing, a large but steady overshoot
+// costs only its spread, and every sample is forgotten after 32 waits of its
 // length or 128 sleeps. On Linux the OS thread that does each OS wait gets a
 // 1 ns timer slack (see SetTimerSlack).
 //

@@ -31,18 +31,18 @@ func TestExactCascadeLongWaitShortWaitSpin(t *testing.T) {
 	s := newSleeperOn(sim, Exact)
 	got := s.sleepUntilNs(1_000_000)
 	// Fresh: margin 50 µs + split 200 µs → 750 µs. Then bucket 4 borrows the
-	// 12 µs sample of bucket 6: margin 25 µs → 213 µs. Then 22 µs remain:
-	// bucket 1 borrows 3 µs (margin 7 µs) but 15 µs is below its range, so
-	// bucket 0 waits 15 µs. 5 µs remain, margin 2·2+1 = 5 µs: spin 50 × 100 ns.
+	// 12 µs sample of bucket 6 (one sample: q = median = 12 µs, margin
+	// 12 + 0 + 1 = 13 µs) → 225 µs. Then 10 µs remain: bucket 0 borrows the
+	// 3 µs of bucket 4 (margin 4 µs) → 6 µs. 2 µs remain: spin 20 × 100 ns.
 	want := []simWait{
 		{0, 750_000, 762_000, false},
-		{762_000, 975_000, 978_000, false},
-		{978_000, 993_000, 995_000, false},
+		{762_000, 987_000, 990_000, false},
+		{990_000, 996_000, 998_000, false},
 	}
 	if !reflect.DeepEqual(sim.waits, want) {
 		t.Fatalf("waits\n got %v\nwant %v", sim.waits, want)
 	}
-	if got != 1_000_000 || sim.relaxes != 50 || sim.yields != 0 {
+	if got != 1_000_000 || sim.relaxes != 20 || sim.yields != 0 {
 		t.Fatalf("returned %d after %d relaxes, %d yields", got, sim.relaxes, sim.yields)
 	}
 	if sim.spinning {

@@ -64,7 +64,7 @@ func TestEstimatorVectors(t *testing.T) {
 		"BUCKETS": buckets, "WINDOW": window, "HORIZON": horizon,
 		"DEFAULT_MARGIN_NS": defaultMarginNs, "HEADROOM_NS": headroomNs,
 		"MAX_SAMPLE_NS": maxSampleNs, "MIN_OS_WAIT_NS": minOsWaitNs,
-		"SPLIT_NS": splitNs, "LONG_BUCKET": longBucket, "RANK": rank,
+		"SPLIT_NS": splitNs, "LONG_BUCKET": longBucket, "OUTLIER_SHARE": outlierShare,
 	}
 	for k, x := range v.Constants {
 		if w, known := want[k]; !known || w != x {
