@@ -4,15 +4,16 @@
 #   make test    everything CI checks: formatting, lints, tests, spec vectors
 #
 # Each front end adds its own targets in mk/<part>.mk, appending to
-# TEST_TARGETS (and BENCH_TARGETS where it has a benchmark), so parts can be
-# worked on without touching each other's rules.
+# TEST_TARGETS, so parts can be worked on without touching each other's rules.
+# Each part's own benchmark has a target of its own: bench-peers (the core
+# against std, a pure spin and spin_sleep), bench-python, bench-go,
+# bench-java, bench-c.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 
 TEST_TARGETS := test-rust
-BENCH_TARGETS :=
 
 .PHONY: all test bench bench-peers test-rust fmt lint clean
 all: test
@@ -33,7 +34,8 @@ test-rust:
 bench-peers:
 	$(CARGO) bench --locked -p keeptime --bench peers
 
-bench: $(if $(BENCH_TARGETS),$(BENCH_TARGETS),bench-peers)
+# The main job: `keeptime bench` with its defaults (mk/cli.mk).
+bench: bench-cli
 
 fmt:
 	$(CARGO) fmt --all

@@ -33,7 +33,6 @@ INCLUDEDIR ?= $(PREFIX)/include
 DESTDIR    ?=
 
 TEST_TARGETS += test-c
-BENCH_TARGETS += bench-c
 
 .PHONY: c-setup c-lib c-header c-header-check c-header-compiles c-tests c-examples test-c install \
 	c-asan c-valgrind bench-c

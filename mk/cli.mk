@@ -4,7 +4,6 @@
 
 .PHONY: bench-cli fuzz-cli
 
-BENCH_TARGETS += bench-cli
 
 bench-cli:
 	$(CARGO) run --release --locked -p keeptime-cli -- bench $(BENCH_ARGS)
