@@ -115,7 +115,7 @@ func TestSamplesAreClampedAndArithmeticSaturates(t *testing.T) {
 	if got := e.margin(buckets - 1); got != maxSampleNs+headroomNs {
 		t.Fatalf("margin = %d", got)
 	}
-	if w, ok := planExact(&e, math.MaxUint64); !ok || w != math.MaxUint64-(maxSampleNs+headroomNs+splitNs) {
+	if w, ok := planExact(&e, math.MaxUint64, 0); !ok || w != math.MaxUint64-(maxSampleNs+headroomNs+splitNs) {
 		t.Fatalf("planExact(max) = %d %v", w, ok)
 	}
 	if satAdd(math.MaxUint64, 1) != math.MaxUint64 || satSub(1, 2) != 0 || satMul(1<<40, 1<<40) != math.MaxUint64 {
@@ -135,7 +135,7 @@ func TestPlansOnAFreshEstimator(t *testing.T) {
 		{1_000_000, 750_000, true},    // long: margin + split
 		{10_000_000, 9_750_000, true}, // long
 	} {
-		w, ok := planExact(&e, c.rem)
+		w, ok := planExact(&e, c.rem, 0)
 		if w != c.wait || ok != c.ok {
 			t.Errorf("planExact(%d) = %d %v, want %d %v", c.rem, w, ok, c.wait, c.ok)
 		}

@@ -101,6 +101,7 @@ type Sleeper struct {
 	p         platform
 	mode      Mode
 	keepSlack bool
+	minSpinNs uint64
 	est       estimator
 }
 
@@ -140,6 +141,18 @@ func (s *Sleeper) SetTimerSlack(set1ns bool) {
 		sys.keepSlack = s.keepSlack
 	}
 }
+
+// SetMinSpin sets the shortest spin that finishes an Exact sleep (default 0:
+// only the learned margin); the last OS wait then ends at least d before the
+// deadline. The learned margin covers roughly the 97th percentile of the
+// OS's wake-up overshoot for a spin of a few µs; on virtual machines the
+// rarest wake-ups come tens of µs late, and a spin that covers them gives
+// spin-level p99 accuracy at a fixed CPU price of d ÷ the sleep's length.
+// A negative d counts as 0.
+func (s *Sleeper) SetMinSpin(d time.Duration) { s.minSpinNs = durationNs(d) }
+
+// MinSpin reports the shortest spin set by SetMinSpin.
+func (s *Sleeper) MinSpin() time.Duration { return durationOf(s.minSpinNs) }
 
 // Sleep pauses the calling goroutine for at least d (in Exact and Spin mode),
 // typically a fraction of a microsecond more. A negative or zero d returns
@@ -181,7 +194,7 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 	s.est.beginSleep()
 	switch s.mode {
 	case Spin:
-		return spinUntil(p, deadline, now)
+		return spinUntil(p, deadline, now, 0)
 	case Efficient:
 		if wait, ok := planEfficient(&s.est, deadline-now); ok {
 			now = s.osWait(p, now, wait)
@@ -189,9 +202,9 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 		return now
 	default: // Exact, and any out-of-range Mode value
 		for {
-			wait, ok := planExact(&s.est, deadline-now)
+			wait, ok := planExact(&s.est, deadline-now, s.minSpinNs)
 			if !ok {
-				return finish(p, deadline, now)
+				return finish(p, deadline, now, s.minSpinNs)
 			}
 			now = s.osWait(p, now, wait)
 			if now >= deadline {
@@ -219,10 +232,10 @@ func waitThroughSignals(p platform, target uint64) {
 
 // finish is the last phase of an Exact sleep: spin if a spin slot is free,
 // else an OS wait straight to the deadline (late, never early).
-func finish(p platform, deadline, now uint64) uint64 {
+func finish(p platform, deadline, now, minSpin uint64) uint64 {
 	if p.tryBeginSpin() {
 		defer p.endSpin()
-		return spinUntil(p, deadline, now)
+		return spinUntil(p, deadline, now, minSpin)
 	}
 	for now < deadline {
 		waitThroughSignals(p, deadline)
@@ -231,14 +244,15 @@ func finish(p platform, deadline, now uint64) uint64 {
 	return now
 }
 
-// spinUntil spins on the clock until deadline: the pause hint for the first
-// 50 µs, then a yield on every iteration. (The spec's interrupt check every
-// 10 ms of yielding has nothing to check in Go: there is no way to stop a
-// Sleep early.)
-func spinUntil(p platform, deadline, start uint64) uint64 {
+// spinUntil spins on the clock until deadline: the pause hint for the
+// planned length of a spin, max(50 µs, minSpin), then a yield on every
+// iteration. (The spec's interrupt check every 10 ms of yielding has nothing
+// to check in Go: there is no way to stop a Sleep early.)
+func spinUntil(p platform, deadline, start, minSpin uint64) uint64 {
+	pauseFor := max(spinYieldAfterNs, minSpin)
 	now := start
 	for now < deadline {
-		if now-start < spinYieldAfterNs {
+		if now-start < pauseFor {
 			p.relax()
 		} else {
 			p.yield()
@@ -249,15 +263,16 @@ func spinUntil(p platform, deadline, start uint64) uint64 {
 }
 
 // planExact is the next OS wait of an Exact sleep with remaining ns to go:
-// the longest wait L >= minOsWaitNs whose own bucket's gap (margin, plus
-// splitNs for long waits) still fits before the deadline, searching buckets
-// from bucketOf(remaining) down. ok == false means spin.
-func planExact(e *estimator, remaining uint64) (wait uint64, ok bool) {
+// the longest wait L >= minOsWaitNs whose own bucket's gap (the larger of its
+// margin and minSpin, plus splitNs for long waits) still fits before the
+// deadline, searching buckets from bucketOf(remaining) down. ok == false
+// means spin.
+func planExact(e *estimator, remaining, minSpin uint64) (wait uint64, ok bool) {
 	if remaining < minOsWaitNs {
 		return 0, false
 	}
 	for b := bucketOf(remaining); b >= 0; b-- {
-		gap := e.margin(b)
+		gap := max(e.margin(b), minSpin)
 		if b >= longBucket {
 			gap = satAdd(gap, splitNs)
 		}

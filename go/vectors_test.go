@@ -34,6 +34,7 @@ type estimatorVectors struct {
 			WaitNs       uint64  `json:"wait_ns"`
 			OvershootNs  uint64  `json:"overshoot_ns"`
 			RemainingNs  uint64  `json:"remaining_ns"`
+			MinSpinNs    uint64  `json:"min_spin_ns"`
 			ExpectWaitNs *uint64 `json:"expect_wait_ns"`
 			Expect       *struct {
 				Margins       []uint64 `json:"margins_ns"`
@@ -94,11 +95,13 @@ func TestEstimatorVectors(t *testing.T) {
 						t.Errorf("step %d live %v, want %v", i, live, st.Expect.Live)
 					}
 				case "plan_exact", "plan_efficient":
-					plan := planExact
-					if st.Op == "plan_efficient" {
-						plan = planEfficient
+					var w uint64
+					var ok bool
+					if st.Op == "plan_exact" {
+						w, ok = planExact(&e, st.RemainingNs, st.MinSpinNs)
+					} else {
+						w, ok = planEfficient(&e, st.RemainingNs)
 					}
-					w, ok := plan(&e, st.RemainingNs)
 					if ok != (st.ExpectWaitNs != nil) || ok && w != *st.ExpectWaitNs {
 						t.Errorf("step %d %s(%d) = %d, %v; want %v", i, st.Op, st.RemainingNs, w, ok, fmtPtr(st.ExpectWaitNs))
 					}
@@ -146,6 +149,7 @@ func TestSleepVectors(t *testing.T) {
 			SpinStepNs       uint64 `json:"spin_step_ns"`
 			YieldStepNs      uint64 `json:"yield_step_ns"`
 			DefaultOvershoot uint64 `json:"default_overshoot_ns"`
+			MinSpinNs        uint64 `json:"min_spin_ns"`
 			Sleeps           []struct {
 				AtNs          uint64   `json:"at_ns"`
 				DeadlineNs    uint64   `json:"deadline_ns"`
@@ -172,6 +176,7 @@ func TestSleepVectors(t *testing.T) {
 			sim := newSim(c.StartNs)
 			sim.spinStep, sim.yieldStep, sim.defaultOvershoot = c.SpinStepNs, c.YieldStepNs, c.DefaultOvershoot
 			s := newSleeperOn(sim, mode)
+			s.minSpinNs = c.MinSpinNs
 			for i, sp := range c.Sleeps {
 				sim.advanceTo(sp.AtNs)
 				sim.overshoots = append(sim.overshoots, sp.Overshoots...)

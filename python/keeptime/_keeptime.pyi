@@ -36,7 +36,8 @@ class Sleeper:
     """
 
     def __new__(
-        cls, mode: _Mode = "exact", *, timer_slack: bool = True) -> Self: ...
+        cls, mode: _Mode = "exact", *, timer_slack: bool = True, min_spin: Optional[_Seconds] = None
+    ) -> Self: ...
     def sleep(self, seconds: _Seconds) -> None:
         """Sleep for ``seconds`` in this sleeper's mode."""
     def sleep_ns(self, ns: SupportsIndex) -> None:
@@ -51,6 +52,9 @@ class Sleeper:
     @property
     def timer_slack(self) -> bool:
         """Whether waiting threads get a 1 ns Linux timer slack."""
+    @property
+    def min_spin_ns(self) -> int:
+        """The shortest final spin of an exact sleep, ns (0: only the learned margin)."""
 
 @final
 class Tick:

@@ -18,6 +18,8 @@ pub enum Length {
     Sleep,
     /// A ticker period: must be greater than zero.
     Period,
+    /// A sleeper's shortest final spin: zero is fine, negative is not.
+    MinSpin,
 }
 
 impl Length {
@@ -25,6 +27,7 @@ impl Length {
         PyValueError::new_err(match self {
             Length::Sleep => "sleep length must be non-negative",
             Length::Period => "ticker period must be greater than zero",
+            Length::MinSpin => "min_spin must be non-negative",
         })
     }
 
@@ -32,6 +35,7 @@ impl Length {
         PyOverflowError::new_err(match self {
             Length::Sleep => "sleep length is too large (at most 2**64 - 1 ns, 584 years)",
             Length::Period => "ticker period is too large (at most 2**64 - 1 ns, 584 years)",
+            Length::MinSpin => "min_spin is too large (at most 2**64 - 1 ns, 584 years)",
         })
     }
 

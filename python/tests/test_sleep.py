@@ -109,3 +109,23 @@ def test_warm_return_can_be_switched_off_and_never_ends_early_either_way():
     finally:
         _keeptime._set_warm_up(keeptime._warm_up)
     assert 2_000 <= _keeptime._warm_up_lead_ns() <= 20_000
+
+
+def test_min_spin_is_a_sleeper_knob_and_never_early() -> None:
+    s = keeptime.Sleeper(min_spin=60e-6)
+    assert s.min_spin_ns == 60_000
+    assert "min_spin=6e-05" in repr(s)
+    for _ in range(50):
+        deadline = time.monotonic_ns() + 300_000
+        s.sleep_until_ns(deadline)
+        assert time.monotonic_ns() >= deadline
+    assert keeptime.Sleeper().min_spin_ns == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(-1e-6, ValueError), (float("nan"), ValueError), (1e30, OverflowError), ("1", TypeError)],
+)
+def test_min_spin_bad_input(value: object, error: type) -> None:
+    with pytest.raises(error):
+        keeptime.Sleeper(min_spin=value)  # type: ignore[arg-type]

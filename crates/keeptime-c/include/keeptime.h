@@ -406,6 +406,32 @@ int kt_sleeper_mode(const struct kt_sleeper *sleeper, int *mode);
 int kt_sleeper_set_mode(struct kt_sleeper *sleeper, int mode);
 
 /**
+ * Sets the shortest spin that finishes an exact sleep, in nanoseconds
+ * (default 0: only the learned margin): the last OS wait then ends at least
+ * this long before the deadline. The learned margin covers roughly the 97th
+ * percentile of the OS's wake-up overshoot; on virtual machines the rarest
+ * wake-ups come tens of µs late, and a spin that covers them (e.g. 60000)
+ * buys spin-level p99 accuracy at a CPU price of that spin per sleep.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
+ * negative value (the sleeper is unchanged).
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread.
+ */
+int kt_sleeper_set_min_spin_ns(struct kt_sleeper *sleeper, int64_t min_spin_ns);
+
+/**
+ * Stores this sleeper's shortest final spin (ns) in `*min_spin_ns`.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper; `min_spin_ns` is NULL or valid for a write.
+ */
+int kt_sleeper_min_spin_ns(const struct kt_sleeper *sleeper, uint64_t *min_spin_ns);
+
+/**
  * Frees a sleeper. `kt_sleeper_free(NULL)` does nothing.
  *
  * # Safety

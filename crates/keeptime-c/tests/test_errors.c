@@ -94,6 +94,18 @@ void test_errors_sleeper(void) {
     CHECK_STATUS(kt_sleeper_set_mode(s, KT_MODE_EFFICIENT), KT_OK);
     CHECK_STATUS(kt_sleeper_mode(s, &mode), KT_OK);
     CHECK_INT(mode, KT_MODE_EFFICIENT);
+    {
+        uint64_t min_spin = 7;
+        CHECK_STATUS(kt_sleeper_set_min_spin_ns(NULL, 1000), KT_ENULL);
+        CHECK_STATUS(kt_sleeper_min_spin_ns(NULL, &min_spin), KT_ENULL);
+        CHECK_STATUS(kt_sleeper_min_spin_ns(s, NULL), KT_ENULL);
+        CHECK_STATUS(kt_sleeper_min_spin_ns(s, &min_spin), KT_OK);
+        CHECK(min_spin == 0);
+        CHECK_STATUS(kt_sleeper_set_min_spin_ns(s, 60000), KT_OK);
+        CHECK_STATUS(kt_sleeper_set_min_spin_ns(s, -1), KT_EINVAL);
+        CHECK_STATUS(kt_sleeper_min_spin_ns(s, &min_spin), KT_OK);
+        CHECK(min_spin == 60000); /* unchanged by the rejected call */
+    }
     /* woke_ns is optional. */
     CHECK_STATUS(kt_sleeper_sleep_until_ns(s, 0, NULL), KT_OK);
     CHECK_STATUS(kt_sleeper_sleep_until_ns_interruptible(s, 0, NULL, NULL, NULL), KT_OK);

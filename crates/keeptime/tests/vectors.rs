@@ -48,6 +48,7 @@ enum EstOp {
     Begin,
     Observe(u64, u64),
     PlanExact(u64),
+    PlanExactMinSpin(u64, u64),
     PlanEfficient(u64),
 }
 
@@ -68,7 +69,10 @@ fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
                                     "live": (0..BUCKETS).map(|b| e.live_samples(b)).collect::<Vec<_>>() } })
             }
             EstOp::PlanExact(rem) => {
-                json!({ "op": "plan_exact", "remaining_ns": rem, "expect_wait_ns": plan_exact(&e, rem) })
+                json!({ "op": "plan_exact", "remaining_ns": rem, "min_spin_ns": 0, "expect_wait_ns": plan_exact(&e, rem, 0) })
+            }
+            EstOp::PlanExactMinSpin(rem, ms) => {
+                json!({ "op": "plan_exact", "remaining_ns": rem, "min_spin_ns": ms, "expect_wait_ns": plan_exact(&e, rem, ms) })
             }
             EstOp::PlanEfficient(rem) => {
                 json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, rem) })
@@ -111,7 +115,7 @@ fn replay_estimator_case(case: &Value) {
                 }
             }
             "plan_exact" => assert_eq!(
-                plan_exact(&e, u("remaining_ns")),
+                plan_exact(&e, u("remaining_ns"), u("min_spin_ns")),
                 step["expect_wait_ns"].as_u64(),
                 "{name} step {i}"
             ),
@@ -219,6 +223,10 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExact(5_000_000),
             PlanExact(50_000),
             PlanEfficient(5_000_000),
+            PlanExactMinSpin(1_000_000, 60_000),
+            PlanExactMinSpin(100_000, 60_000),
+            PlanExactMinSpin(60_000, 60_000),
+            PlanExactMinSpin(1_000_000, u64::MAX),
         ],
     ));
     // 7. Clamping and saturation: huge samples are clamped to 1 s.
@@ -292,9 +300,22 @@ fn s(at_ns: u64, deadline_ns: u64, overshoots: &[u64]) -> SleepSpec {
 }
 
 fn sleep_case(name: &str, mode: Mode, default_overshoot: u64, sleeps: Vec<SleepSpec>) -> Value {
+    sleep_case_min_spin(name, mode, default_overshoot, 0, sleeps)
+}
+
+fn sleep_case_min_spin(
+    name: &str,
+    mode: Mode,
+    default_overshoot: u64,
+    min_spin_ns: u64,
+    sleeps: Vec<SleepSpec>,
+) -> Value {
     let sim = SimPlatform::new(0);
     sim.set_default_overshoot(default_overshoot);
-    let mut sleeper = Sleeper::builder().mode(mode).build_with(sim.clone());
+    let mut sleeper = Sleeper::builder()
+        .mode(mode)
+        .min_spin(std::time::Duration::from_nanos(min_spin_ns))
+        .build_with(sim.clone());
     let mut out = Vec::new();
     for sp in sleeps {
         sim.advance_to(sp.at_ns);
@@ -313,7 +334,7 @@ fn sleep_case(name: &str, mode: Mode, default_overshoot: u64, sleeps: Vec<SleepS
                          "expect": { "waits": waits, "returned_ns": returned } }));
     }
     json!({ "name": name, "mode": mode.to_string(), "start_ns": 0, "spin_step_ns": 100, "yield_step_ns": 1_000,
-            "default_overshoot_ns": default_overshoot, "sleeps": out })
+            "default_overshoot_ns": default_overshoot, "min_spin_ns": min_spin_ns, "sleeps": out })
 }
 
 fn replay_sleep_case(case: &Value) {
@@ -323,7 +344,11 @@ fn replay_sleep_case(case: &Value) {
     sim.set_yield_step(case["yield_step_ns"].as_u64().unwrap());
     sim.set_default_overshoot(case["default_overshoot_ns"].as_u64().unwrap());
     let mode: Mode = case["mode"].as_str().unwrap().parse().unwrap();
-    let mut sleeper = Sleeper::builder().mode(mode).build_with(sim.clone());
+    let min_spin = std::time::Duration::from_nanos(case["min_spin_ns"].as_u64().unwrap_or(0));
+    let mut sleeper = Sleeper::builder()
+        .mode(mode)
+        .min_spin(min_spin)
+        .build_with(sim.clone());
     let nums = |v: &Value| {
         v.as_array()
             .unwrap()
@@ -440,6 +465,27 @@ fn sleep_scenarios() -> Vec<Value> {
         Mode::Exact,
         4_000,
         vec![s(5, u64::MAX, &[1, 1, 1])],
+    ));
+    // min_spin: the last OS wait ends at least 60 µs before the deadline.
+    let mut v = Vec::new();
+    let mut t = 0;
+    for o in [
+        &[12_000u64, 3_000][..],
+        &[9_000, 4_000],
+        &[3_000],
+        &[5_000, 2_000],
+    ] {
+        v.push(s(t, t + ms, o));
+        t += 2 * ms;
+    }
+    v.push(s(t, t + 100 * us, &[3_000]));
+    v.push(s(t + ms, t + ms + 50 * us, &[]));
+    cases.push(sleep_case_min_spin(
+        "exact_min_spin_60us",
+        Mode::Exact,
+        4_000,
+        60_000,
+        v,
     ));
     // Efficient: compensated by the median, may end early.
     let mut v = Vec::new();

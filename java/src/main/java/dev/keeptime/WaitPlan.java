@@ -17,16 +17,18 @@ final class WaitPlan {
 
     /**
      * The next OS wait of a spin-finished sleep with {@code remaining} ns to
-     * go: the longest wait whose own bucket's gap (margin, plus SPLIT_NS for
-     * long buckets) still fits before the deadline.
+     * go: the longest wait whose own bucket's gap (the larger of its margin
+     * and {@code minSpin}, plus SPLIT_NS for long buckets) still fits before
+     * the deadline.
      */
-    static long exact(MarginEstimator est, long remaining) {
+    static long exact(MarginEstimator est, long remaining, long minSpin) {
         if (U64.lt(remaining, Sleeper.MIN_OS_WAIT_NS)) {
             return NONE;
         }
         for (int b = bucketOf(remaining); b >= 0; b--) {
             long split = b >= Sleeper.LONG_BUCKET ? Sleeper.SPLIT_NS : 0;
-            long gap = U64.add(est.margin(b), split);
+            long margin = est.margin(b);
+            long gap = U64.add(U64.lt(margin, minSpin) ? minSpin : margin, split);
             if (U64.lt(remaining, gap)) {
                 continue;
             }

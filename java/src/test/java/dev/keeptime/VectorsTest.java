@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -92,7 +93,7 @@ class VectorsTest {
                     break;
                 }
                 case "plan_exact":
-                    assertEquals(plan(step), WaitPlan.exact(e, u64(step.get("remaining_ns"))), where);
+                    assertEquals(plan(step), WaitPlan.exact(e, u64(step.get("remaining_ns")), u64(step.get("min_spin_ns"))), where);
                     break;
                 case "plan_efficient":
                     assertEquals(plan(step), WaitPlan.efficient(e, u64(step.get("remaining_ns"))), where);
@@ -128,7 +129,11 @@ class VectorsTest {
         sim.setYieldStep(u64(c.get("yield_step_ns")));
         sim.setDefaultOvershoot(u64(c.get("default_overshoot_ns")));
         Mode mode = Mode.fromSpecName(c.get("mode").asText());
+        long minSpin = c.has("min_spin_ns") ? u64(c.get("min_spin_ns")) : 0;
         Sleeper sleeper = Sleeper.builder().mode(mode).platform(sim).build();
+        if (minSpin != 0) {
+            sleeper.setMinSpin(Duration.ofNanos(minSpin));
+        }
         int i = 0;
         for (JsonNode sp : c.get("sleeps")) {
             String where = name + " sleep " + i++;
