@@ -198,7 +198,7 @@ fn fmt_d(d: Duration) -> String {
     fmt_ns(d.as_nanos() as i64).replace(".00", "")
 }
 
-fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> (Summary, f64) {
+fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Summary {
     let cpu0 = os::process_cpu_ns();
     let wall0 = os::monotonic_ns();
     let handles: Vec<_> = (0..threads)
@@ -215,9 +215,7 @@ fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> (Summa
         .collect();
     let cpu = os::process_cpu_ns() - cpu0;
     let wall = os::monotonic_ns() - wall0;
-    let s = summarize(&mut all, cpu, wall);
-    let cpu_pct = s.cpu;
-    (s, cpu_pct)
+    summarize(&mut all, cpu, wall)
 }
 
 fn main() {
@@ -277,15 +275,7 @@ fn main() {
             .map(|(e, c, w)| summarize(e, *c, *w))
             .collect();
         for (m, s) in METHODS.iter().zip(&sums) {
-            println!(
-                "| {} | {} | {} | {} | {} | {:.1} % |",
-                m.name(),
-                fmt_ns(s.p50),
-                fmt_ns(s.p99),
-                fmt_ns(s.max),
-                s.early,
-                s.cpu
-            );
+            print_row(*m, s);
         }
         let (spin, peer, kt) = (&sums[1], &sums[2], &sums[3]);
         println!(
@@ -344,17 +334,20 @@ fn main() {
         Method::Keeptime,
         Method::KeeptimeMinSpin,
     ] {
-        let (s, cpu) = crowd(m, threads, d, total);
-        println!(
-            "| {} | {} | {} | {} | {} | {:.1} % |",
-            m.name(),
-            fmt_ns(s.p50),
-            fmt_ns(s.p99),
-            fmt_ns(s.max),
-            s.early,
-            cpu
-        );
+        print_row(m, &crowd(m, threads, d, total));
     }
+}
+
+fn print_row(m: Method, s: &Summary) {
+    println!(
+        "| {} | {} | {} | {} | {} | {:.1} % |",
+        m.name(),
+        fmt_ns(s.p50),
+        fmt_ns(s.p99),
+        fmt_ns(s.max),
+        s.early,
+        s.cpu
+    );
 }
 
 fn ok(b: bool) -> &'static str {

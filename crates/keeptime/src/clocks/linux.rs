@@ -138,22 +138,7 @@ fn measure_clock(name: &str, id: libc::clockid_t, about: &str, opts: &InspectOpt
         );
     }
     let m = measure(|| gettime(id).unwrap_or(0), opts);
-    ClockInfo {
-        name: name.to_string(),
-        description: about.to_string(),
-        id: Some(id),
-        resolution_ns: Some(resolution),
-        granularity_ns: m.steps.min_step,
-        granularity_ticks: None,
-        repeat_fraction: m.steps.repeat_fraction(),
-        samples: m.steps.pairs,
-        read_cost_ns: m.read_cost_ns,
-        monotonic_violations: m.steps.violations,
-        frequency_hz: None,
-        frequency_source: None,
-        available: true,
-        error: None,
-    }
+    ClockInfo::measured(name, about, Some(id), Some(resolution), &m)
 }
 
 /// CLOCK_TAI − CLOCK_REALTIME in whole seconds.

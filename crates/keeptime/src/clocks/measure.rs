@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use super::InspectOptions;
+use super::{ClockInfo, InspectOptions};
 
 /// Reads done between two looks at the time limit.
 const CHUNK: usize = 256;
@@ -70,6 +70,34 @@ pub(crate) struct Measurement {
     pub(crate) read_cost_ns: f64,
     /// Successive-read statistics, in the clock's own units.
     pub(crate) steps: StepCounter,
+}
+
+impl ClockInfo {
+    /// The entry of a clock measured by [`measure`].
+    pub(crate) fn measured(
+        name: &str,
+        description: &str,
+        id: Option<i32>,
+        resolution_ns: Option<u64>,
+        m: &Measurement,
+    ) -> Self {
+        ClockInfo {
+            name: name.to_string(),
+            description: description.to_string(),
+            id,
+            resolution_ns,
+            granularity_ns: m.steps.min_step,
+            granularity_ticks: None,
+            repeat_fraction: m.steps.repeat_fraction(),
+            samples: m.steps.pairs,
+            read_cost_ns: m.read_cost_ns,
+            monotonic_violations: m.steps.violations,
+            frequency_hz: None,
+            frequency_source: None,
+            available: true,
+            error: None,
+        }
+    }
 }
 
 /// Measures `read`: timed batches for read cost, then successive reads for
