@@ -149,6 +149,10 @@ impl SleeperBuilder {
     /// Whether to set the waiting thread's Linux timer slack to 1 ns
     /// (default `true`). Timer slack is per thread: once any keeptime sleep
     /// with this on has run on a thread, the thread keeps the 1 ns slack.
+    /// keeptime sets it once per thread (a `prctl` per sleep would cost more
+    /// than the clock reads); if other code on that thread resets the slack
+    /// later, keeptime does not notice, and its margins learn the larger
+    /// overshoot instead.
     /// Turning it off leaves the kernel's default (50 µs) in place; the
     /// estimator then learns the larger overshoot and spins for it.
     pub fn timer_slack(mut self, set_1ns: bool) -> Self {
