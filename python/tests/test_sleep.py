@@ -108,7 +108,7 @@ def test_warm_return_can_be_switched_off_and_never_ends_early_either_way():
                 assert time.monotonic_ns() >= deadline
     finally:
         _keeptime._set_warm_up(keeptime._warm_up)
-    assert 2_000 <= _keeptime._warm_up_lead_ns() <= 20_000
+    assert 2_000 <= _keeptime._warm_up_lead_ns() <= 100_000
 
 
 def test_min_spin_is_a_sleeper_knob_and_never_early() -> None:
