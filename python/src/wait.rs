@@ -21,7 +21,8 @@
 //! three steps: the core's wait until `deadline − lead`; one call of a tiny
 //! Python function with the GIL held (`keeptime._warm_up`, set at import),
 //! which pulls the interpreter's hot path back into the caches; then a
-//! detached spin to the deadline. `lead` follows the observed cost of that
+//! detached finish: the core's last phase, a spin under a spin slot (else an
+//! OS wait to the deadline). `lead` follows the observed cost of that
 //! step per thread (a decaying maximum, 2–100 µs). The GIL is held only for
 //! the warm-up call itself (about 0.1 µs warm; measured up to ~50 µs after a
 //! 10 ms idle on the project VM, where a cold interpreter otherwise made
@@ -139,15 +140,12 @@ pub fn sleep_until(py: Python<'_>, sleeper: &mut Sleeper, deadline_ns: u64) -> P
     if warmed >= deadline_ns {
         return Ok(warmed);
     }
-    // At most MAX_LEAD_NS to go: a plain spin, no OS wait and no interrupt check.
-    Ok(py.detach(|| {
-        let mut now = warmed;
-        while now < deadline_ns {
-            std::hint::spin_loop();
-            now = keeptime::os::monotonic_ns();
-        }
-        now
-    }))
+    // At most MAX_LEAD_NS to go: the core's last phase (a spin under a
+    // process-wide spin slot, else an OS wait to the deadline), so the warm
+    // return keeps the guarantee that spinners never outnumber the CPUs.
+    detached(py, |keep_going| {
+        sleeper.finish_until_ns_interruptible(deadline_ns, keep_going)
+    })
 }
 
 /// This thread's current warm-up lead, ns (for the bench and tests).

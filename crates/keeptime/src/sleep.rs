@@ -305,7 +305,7 @@ impl<P: Platform> Sleeper<P> {
         self.platform.prepare_thread();
         self.estimator.begin_sleep();
         match self.mode {
-            Mode::Spin => self.spin(deadline, now, 0, keep_going),
+            Mode::Spin => self.spin(deadline, now, SPIN_YIELD_AFTER_NS, keep_going),
             Mode::Efficient => {
                 if let Some(wait) = plan_efficient(&self.estimator, deadline - now) {
                     now = self.os_wait(now, wait, keep_going)?;
@@ -320,10 +320,36 @@ impl<P: Platform> Sleeper<P> {
                             return Ok(now);
                         }
                     }
-                    None => return self.finish(deadline, now, keep_going),
+                    None => {
+                        let pause_for = SPIN_YIELD_AFTER_NS.max(self.min_spin_ns);
+                        return self.finish(deadline, now, pause_for, keep_going);
+                    }
                 }
             },
         }
+    }
+
+    /// Only the last phase of an exact sleep, planned by the caller: spin from
+    /// now until `deadline_ns` if a process-wide spin slot is free (the whole
+    /// spin counts as planned, so it does not yield), else an OS wait straight
+    /// to the deadline. No OS wait is planned and nothing is learned.
+    ///
+    /// For runtimes that end a wait in steps of their own: Python's binding
+    /// stops the sleep a few µs early to warm the interpreter, then finishes
+    /// with this, keeping the spin-slot guarantee. `keep_going` runs as in
+    /// [`sleep_until_ns_interruptible`](Self::sleep_until_ns_interruptible).
+    /// Never returns before the deadline unless `keep_going` stops it.
+    pub fn finish_until_ns_interruptible(
+        &mut self,
+        deadline_ns: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
+        let now = self.platform.now_ns();
+        if now >= deadline_ns {
+            return Ok(now);
+        }
+        let pause_for = SPIN_YIELD_AFTER_NS.max(deadline_ns - now);
+        self.finish(deadline_ns, now, pause_for, keep_going)
     }
 
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
@@ -362,10 +388,11 @@ impl<P: Platform> Sleeper<P> {
         &mut self,
         deadline: u64,
         now: u64,
+        pause_for: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
         if self.platform.try_begin_spin() {
-            let result = self.spin(deadline, now, self.min_spin_ns, keep_going);
+            let result = self.spin(deadline, now, pause_for, keep_going);
             self.platform.end_spin();
             return result;
         }
@@ -378,16 +405,15 @@ impl<P: Platform> Sleeper<P> {
         }
     }
 
-    /// Spins until `deadline`: the pause hint for `max(SPIN_YIELD_AFTER_NS,
-    /// min_spin_ns)`, the planned length of a spin, then a yield per iteration.
+    /// Spins until `deadline`: the pause hint for `pause_for` (the planned
+    /// length of the spin), then a yield per iteration.
     fn spin(
         &self,
         deadline: u64,
         start: u64,
-        min_spin_ns: u64,
+        pause_for: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
-        let pause_for = SPIN_YIELD_AFTER_NS.max(min_spin_ns);
         let mut now = start;
         let mut next_poll = start
             .saturating_add(pause_for)
