@@ -234,7 +234,9 @@ fn finish_spins_under_a_slot_or_waits_to_the_deadline_and_learns_nothing() {
     let sim = SimPlatform::new(0);
     let mut s = exact(&sim);
     // A slot is free: a planned 80 µs spin, all with the pause hint, no OS wait.
-    let woke = s.finish_until_ns_interruptible(80_000, &mut || true).unwrap();
+    let woke = s
+        .finish_until_ns_interruptible(80_000, &mut || true)
+        .unwrap();
     assert_eq!(woke, 80_000);
     assert!(sim.waits().is_empty());
     assert_eq!((sim.relaxes(), sim.yields()), (800, 0));
@@ -242,11 +244,20 @@ fn finish_spins_under_a_slot_or_waits_to_the_deadline_and_learns_nothing() {
     // No slot: one OS wait straight to the deadline, never early.
     sim.set_spin_slots_free(false);
     sim.set_default_overshoot(3_000);
-    let woke = s.finish_until_ns_interruptible(100_000, &mut || true).unwrap();
+    let woke = s
+        .finish_until_ns_interruptible(100_000, &mut || true)
+        .unwrap();
     assert_eq!(woke, 103_000);
     assert_eq!(sim.waits().len(), 1);
     assert_eq!(sim.waits()[0].target_ns, 100_000);
-    assert_eq!(s.estimator().sleeps(), 0, "the final phase alone learns nothing");
+    assert_eq!(
+        s.estimator().sleeps(),
+        0,
+        "the final phase alone learns nothing"
+    );
     // A past deadline returns at once.
-    assert_eq!(s.finish_until_ns_interruptible(0, &mut || true).unwrap(), 103_000);
+    assert_eq!(
+        s.finish_until_ns_interruptible(0, &mut || true).unwrap(),
+        103_000
+    );
 }
