@@ -13,4 +13,7 @@ pub enum Error {
     /// A missed-tick policy name other than `burst`, `delay` or `skip`.
     #[error("unknown missed-tick policy {0:?} (expected burst, delay or skip)")]
     UnknownPolicy(String),
+    /// A tail target that is not a share strictly between 0 and 1 (at least 10⁻⁶).
+    #[error("tail target {0} is not a share strictly between 0 and 1 (at least 0.000001; or relaxed, balanced, strict, or a percentage like 1%)")]
+    InvalidTailTarget(String),
 }

@@ -1,5 +1,5 @@
-//! The margin estimator: how early an OS wait must end so that it (almost)
-//! never overshoots the deadline, learned from the overshoot of every OS wait.
+//! The wake-up model: how late OS waits of each length wake up, and what one
+//! costs the waiting thread, learned from every OS wait.
 //!
 //! The algorithm is specified in `spec/estimator.md` and pinned by
 //! `spec/vectors/estimator.json`; the Go and Java implementations reproduce it
@@ -8,43 +8,54 @@
 //! * Waits are grouped into [`BUCKETS`] buckets by the length of the OS wait
 //!   (powers of two from 16.384 µs), because how late the OS wakes a thread
 //!   depends on how long it slept.
-//! * Each bucket remembers its last [`WINDOW`] overshoots, each stamped with
-//!   the number of the sleep that observed it. A sample is *live* for
-//!   [`HORIZON`] sleeps: one outlier stops influencing anything after at most
-//!   `HORIZON` sleeps, or `WINDOW` further OS waits of its length, whichever
-//!   comes first, even when its bucket is no longer used.
-//! * The spin-finished margin of a bucket is `q + 2·(q − median) + HEADROOM_NS`
-//!   over its live samples, where `q` is the largest sample once the top
-//!   `(n − 1) / 8` are set aside (the 4th largest of 32, ≈ their 90th
-//!   percentile): the typical tail plus twice the spread. Up to three
-//!   outliers in a full window change nothing; a lasting upward shift is
-//!   followed within four samples, a downward one within `WINDOW` samples; a
-//!   large but steady overshoot (the default 50 µs timer slack) costs its
-//!   spread in spin, not its size.
-//! * The compensation of [`Mode::Efficient`](crate::Mode::Efficient) is the
-//!   lower median of the live samples (seed 001's method).
+//! * Each bucket keeps the overshoots of its last [`WINDOW`] OS waits as a
+//!   log-binned histogram ([`BINS`] bins, four per power of two, each at most
+//!   25 % wide): O(1) per observation (one bin in, the oldest one out), enough
+//!   samples to place a late-share target down to 0.1 %.
+//! * [`margin`](MarginEstimator::margin)`(b, share)` is the upper edge of the
+//!   bin that holds the sample of rank `floor(n · share) + 1` from the top: at
+//!   most that share of the remembered wake-ups came later than the margin.
+//! * **One outlier** counts for exactly [`WINDOW`] further OS waits of its
+//!   length (or until its bucket goes [`HORIZON`] sleeps unused). While it
+//!   counts it can raise the margin at share `p` by at most one rank of the
+//!   remembered distribution once `n · p ≥ 1` (100 samples at 1 %, 1 000 at
+//!   0.1 %): its size does not matter. In a younger window it is the margin,
+//!   and the planner ([`plan_exact`](crate::plan_exact)) prices that.
+//! * **A lasting shift** up is followed once `floor(n · p) + 1` new samples
+//!   are above the old margin (11 at 1 % with a full window, 2 at 0.1 %); a
+//!   shift down once the old samples are out of the window, within
+//!   [`WINDOW`] OS waits of that length.
+//! * The thread-CPU cost of an OS wait is sampled on every
+//!   [`COST_SAMPLE_EVERY`]-th OS wait and kept per bucket as an integer
+//!   moving average (weight 1/4).
 //! * A bucket with no live sample borrows from the nearest shorter bucket that
 //!   has one, then the nearest longer one, then falls back to
-//!   [`DEFAULT_MARGIN_NS`] (no compensation, for the median). Borrowing from
-//!   shorter waits is optimistic on purpose: an estimator that assumes the
-//!   worst never dares an OS wait, never observes, and spins forever.
+//!   [`DEFAULT_MARGIN_NS`]. Borrowing from shorter waits is optimistic on
+//!   purpose: an estimator that assumes the worst never dares an OS wait,
+//!   never observes, and spins forever. A bucket unused for [`HORIZON`] sleeps
+//!   is forgotten, so a wait length the planner avoided is tried again.
 //!
 //! Everything is integer nanoseconds with saturating arithmetic.
 
 /// Number of OS-wait length buckets.
 pub const BUCKETS: usize = 12;
 /// Overshoot samples remembered per bucket.
-pub const WINDOW: usize = 32;
-/// A sample stays live for this many sleeps (calls that waited), counted per estimator.
-pub const HORIZON: u64 = 128;
-/// Spin-finished margin of a bucket when nothing at all has been observed yet.
+pub const WINDOW: usize = 1024;
+/// Overshoot histogram bins per bucket: bin 0 below 1.024 µs, then four bins
+/// per power of two up to 1.07 s.
+pub const BINS: usize = 81;
+/// A bucket with no observation in this many sleeps is forgotten.
+pub const HORIZON: u64 = 256;
+/// Margin of every bucket when nothing at all has been observed yet.
 pub const DEFAULT_MARGIN_NS: u64 = 50_000;
-/// The top `(n - 1) / OUTLIER_SHARE` of `n` live samples are set aside as outliers.
-pub const OUTLIER_SHARE: usize = 8;
-/// Constant headroom added to every learned spin-finished margin.
-pub const HEADROOM_NS: u64 = 1_000;
-/// Samples are clamped to this (1 s) so one suspend/resume cannot poison the sums.
+/// Cost of an OS wait before any has been measured.
+pub const DEFAULT_COST_NS: u64 = 5_000;
+/// The thread CPU clock is read around every this many OS waits.
+pub const COST_SAMPLE_EVERY: u64 = 8;
+/// Samples are clamped to this (1 s) so one suspend/resume cannot poison a bucket.
 pub const MAX_SAMPLE_NS: u64 = 1_000_000_000;
+/// Shares are given in parts per million.
+pub const PPM: u64 = 1_000_000;
 /// log2 of the upper bound of bucket 0 (16 384 ns).
 const BUCKET_SHIFT: u32 = 14;
 
@@ -76,33 +87,72 @@ pub fn bucket_hi(b: usize) -> u64 {
     }
 }
 
+/// The histogram bin of an overshoot of `ns` (after clamping to [`MAX_SAMPLE_NS`]).
+#[inline]
+pub fn bin_of(ns: u64) -> usize {
+    if ns < 1024 {
+        return 0;
+    }
+    let e = 63 - ns.leading_zeros() as usize; // 2^e <= ns < 2^(e+1), e >= 10
+    let sub = ((ns >> (e - 2)) & 3) as usize;
+    (1 + 4 * (e - 10) + sub).min(BINS - 1)
+}
+
+/// Smallest overshoot in bin `i`.
+#[inline]
+pub fn bin_lo(i: usize) -> u64 {
+    if i == 0 {
+        0
+    } else {
+        let e = 10 + (i - 1) / 4;
+        let sub = ((i - 1) % 4) as u64;
+        (4 + sub) << (e - 2)
+    }
+}
+
+/// Largest overshoot in bin `i`.
+#[inline]
+pub fn bin_hi(i: usize) -> u64 {
+    if i == 0 {
+        1023
+    } else {
+        let e = 10 + (i - 1) / 4;
+        let sub = ((i - 1) % 4) as u64;
+        ((5 + sub) << (e - 2)) - 1
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Bucket {
-    overshoot: [u64; WINDOW],
-    stamp: [u64; WINDOW],
+    ring: [u8; WINDOW],
+    counts: [u16; BINS],
     len: usize,
     next: usize,
+    last_seq: u64,
+    cost: Option<u64>,
 }
 
 impl Bucket {
     const EMPTY: Bucket = Bucket {
-        overshoot: [0; WINDOW],
-        stamp: [0; WINDOW],
+        ring: [0; WINDOW],
+        counts: [0; BINS],
         len: 0,
         next: 0,
+        last_seq: 0,
+        cost: None,
     };
 }
 
-/// Learns how late OS waits of each length wake up, per thread or per
-/// [`Sleeper`](crate::Sleeper). See the [module docs](self) and
+/// Learns how late OS waits of each length wake up and what they cost, per
+/// thread or per [`Sleeper`](crate::Sleeper). See the [module docs](self) and
 /// `spec/estimator.md` for the exact algorithm.
 ///
-/// Cost: ~1 KiB of state; [`observe`](Self::observe) is O(1); a margin query
-/// scans at most [`WINDOW`] samples per bucket consulted, the median sorts them.
+/// Cost: ~14 KiB of state; [`observe`](Self::observe) is O(1); a margin query
+/// scans at most [`BINS`] bins per bucket consulted.
 #[derive(Clone, Debug)]
 pub struct MarginEstimator {
     seq: u64,
-    buckets: [Bucket; BUCKETS],
+    buckets: Box<[Bucket; BUCKETS]>,
 }
 
 impl Default for MarginEstimator {
@@ -111,16 +161,28 @@ impl Default for MarginEstimator {
     }
 }
 
+/// What the live samples of one bucket say about a margin `g`: how many woke
+/// after it, and the summed spin of those that did not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tail {
+    /// Samples behind the answer (0 when nothing was observed anywhere).
+    pub samples: u64,
+    /// Samples whose bin reaches past `g` (counted as late).
+    pub late: u64,
+    /// Σ (g − lo(bin)) over the other samples: the spin they leave, summed.
+    pub spin_sum_ns: u64,
+}
+
 impl MarginEstimator {
     /// An estimator that has observed nothing.
-    pub const fn new() -> Self {
+    pub fn new() -> Self {
         MarginEstimator {
             seq: 0,
-            buckets: [Bucket::EMPTY; BUCKETS],
+            buckets: Box::new([Bucket::EMPTY; BUCKETS]),
         }
     }
 
-    /// Marks the start of a sleep; samples age by one sleep per call.
+    /// Marks the start of a sleep; buckets age by one sleep per call.
     #[inline]
     pub fn begin_sleep(&mut self) {
         self.seq = self.seq.saturating_add(1);
@@ -131,69 +193,171 @@ impl MarginEstimator {
         self.seq
     }
 
+    fn is_live(&self, b: usize) -> bool {
+        let k = &self.buckets[b];
+        k.len > 0 && self.seq - k.last_seq < HORIZON
+    }
+
     /// Records that an OS wait of `wait_ns` woke `overshoot_ns` after its target.
     pub fn observe(&mut self, wait_ns: u64, overshoot_ns: u64) {
-        let b = &mut self.buckets[bucket_of(wait_ns)];
-        b.overshoot[b.next] = overshoot_ns.min(MAX_SAMPLE_NS);
-        b.stamp[b.next] = self.seq;
-        b.next = (b.next + 1) % WINDOW;
-        b.len = (b.len + 1).min(WINDOW);
-    }
-
-    fn live(&self, b: usize) -> impl Iterator<Item = u64> + '_ {
-        let bucket = &self.buckets[b];
-        let seq = self.seq;
-        (0..bucket.len)
-            .filter(move |&i| seq - bucket.stamp[i] < HORIZON)
-            .map(move |i| bucket.overshoot[i])
-    }
-
-    /// Number of live samples in bucket `b`.
-    pub fn live_samples(&self, b: usize) -> usize {
-        self.live(b).count()
-    }
-
-    /// The live samples of bucket `b`, sorted ascending, and how many there are.
-    fn sorted_live(&self, b: usize) -> ([u64; WINDOW], usize) {
-        let mut v = [0u64; WINDOW];
-        let mut n = 0;
-        for x in self.live(b) {
-            v[n] = x;
-            n += 1;
+        let b = bucket_of(wait_ns);
+        if !self.is_live(b) {
+            let k = &mut self.buckets[b];
+            k.counts = [0; BINS];
+            k.len = 0;
+            k.next = 0;
         }
-        v[..n].sort_unstable();
-        (v, n)
+        let seq = self.seq;
+        let k = &mut self.buckets[b];
+        let bin = bin_of(overshoot_ns.min(MAX_SAMPLE_NS));
+        if k.len == WINDOW {
+            k.counts[k.ring[k.next] as usize] -= 1;
+        } else {
+            k.len += 1;
+        }
+        k.ring[k.next] = bin as u8;
+        k.counts[bin] += 1;
+        k.next = (k.next + 1) % WINDOW;
+        k.last_seq = seq;
+    }
+
+    /// Records that an OS wait of `wait_ns` cost the thread `cpu_ns` of CPU time.
+    pub fn observe_cost(&mut self, wait_ns: u64, cpu_ns: u64) {
+        let x = cpu_ns.min(MAX_SAMPLE_NS) as i64;
+        let k = &mut self.buckets[bucket_of(wait_ns)];
+        k.cost = Some(match k.cost {
+            None => x as u64,
+            Some(c) => (c as i64 + (x - c as i64) / 4) as u64,
+        });
+    }
+
+    /// Number of live samples in bucket `b` (0 once it is forgotten).
+    pub fn live_samples(&self, b: usize) -> usize {
+        if self.is_live(b) {
+            self.buckets[b].len
+        } else {
+            0
+        }
     }
 
     /// The first bucket with live samples in the borrowing order of bucket `b`:
     /// `b` itself, then `b-1 … 0`, then `b+1 … BUCKETS-1`.
-    fn source(&self, b: usize) -> Option<usize> {
+    pub fn source(&self, b: usize) -> Option<usize> {
         (0..=b)
             .rev()
             .chain(b + 1..BUCKETS)
-            .find(|&s| self.live(s).next().is_some())
+            .find(|&s| self.is_live(s))
     }
 
-    /// How long before the deadline an OS wait in bucket `b` must end so that
-    /// the spin can finish the sleep (spin-finished, [`Mode::Exact`](crate::Mode::Exact)).
-    pub fn margin(&self, b: usize) -> u64 {
+    /// Whether anything at all has been observed (and not forgotten).
+    pub fn is_empty(&self) -> bool {
+        (0..BUCKETS).all(|b| !self.is_live(b))
+    }
+
+    /// The margin at which at most `share_ppm` parts per million of the
+    /// remembered wake-ups of bucket `b` came later: the upper edge of the bin
+    /// holding the sample of rank `floor(n · share_ppm / 10^6) + 1` from the
+    /// top. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
+    pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(s) = self.source(b) else {
             return DEFAULT_MARGIN_NS;
         };
-        let (v, n) = self.sorted_live(s);
-        let q = v[n - 1 - (n - 1) / OUTLIER_SHARE];
-        let median = v[(n - 1) / 2];
-        q.saturating_add((q - median).saturating_mul(2))
-            .saturating_add(HEADROOM_NS)
+        let k = &self.buckets[s];
+        let allowed = (k.len as u64).saturating_mul(share_ppm.min(PPM)) / PPM;
+        let mut above = 0u64;
+        for i in (0..BINS).rev() {
+            above += u64::from(k.counts[i]);
+            if above > allowed {
+                return bin_hi(i);
+            }
+        }
+        bin_hi(0)
     }
 
-    /// The median overshoot of bucket `b`, subtracted from OS waits in
+    /// Late count and spin left over, for an OS wait of bucket `b` that ends
+    /// `g_ns` before the deadline (see [`Tail`]).
+    pub fn tail(&self, b: usize, g_ns: u64) -> Tail {
+        let Some(s) = self.source(b) else {
+            return Tail {
+                samples: 0,
+                late: 0,
+                spin_sum_ns: 0,
+            };
+        };
+        let k = &self.buckets[s];
+        let mut t = Tail {
+            samples: k.len as u64,
+            late: 0,
+            spin_sum_ns: 0,
+        };
+        for (i, &c) in k.counts.iter().enumerate() {
+            let c = u64::from(c);
+            if c == 0 {
+                continue;
+            }
+            if bin_hi(i) > g_ns {
+                t.late += c;
+            } else {
+                t.spin_sum_ns = t
+                    .spin_sum_ns
+                    .saturating_add(c.saturating_mul(g_ns - bin_lo(i)));
+            }
+        }
+        t
+    }
+
+    /// How many live samples of bucket `b`'s source woke no later than
+    /// `limit_ns` after their target (whole bins: `hi(bin) <= limit_ns`), and
+    /// Σ (g − lo(bin)) over the samples in bins with `limit_ns < hi(bin) <= g_ns`.
+    pub fn split_counts(&self, b: usize, limit_ns: u64, g_ns: u64) -> (u64, u64) {
+        let Some(s) = self.source(b) else {
+            return (0, 0);
+        };
+        let k = &self.buckets[s];
+        let (mut within, mut rest_spin) = (0u64, 0u64);
+        for (i, &c) in k.counts.iter().enumerate() {
+            let c = u64::from(c);
+            let hi = bin_hi(i);
+            if c == 0 || hi > g_ns {
+                continue;
+            }
+            if hi <= limit_ns {
+                within += c;
+            } else {
+                rest_spin = rest_spin.saturating_add(c.saturating_mul(g_ns - bin_lo(i)));
+            }
+        }
+        (within, rest_spin)
+    }
+
+    /// The lower median of bucket `b`'s remembered overshoots, as the middle
+    /// of its bin (within 12.5 % of the true median): subtracted from OS waits in
     /// [`Mode::Efficient`](crate::Mode::Efficient); 0 before anything was observed.
     pub fn compensation(&self, b: usize) -> u64 {
-        self.source(b).map_or(0, |s| {
-            let (v, n) = self.sorted_live(s);
-            v[(n - 1) / 2]
-        })
+        let Some(s) = self.source(b) else {
+            return 0;
+        };
+        let k = &self.buckets[s];
+        let rank = (k.len as u64 - 1) / 2; // 0-based from the bottom
+        let mut below = 0u64;
+        for i in 0..BINS {
+            below += u64::from(k.counts[i]);
+            if below > rank {
+                return bin_lo(i) + (bin_hi(i) - bin_lo(i)) / 2;
+            }
+        }
+        0
+    }
+
+    /// The learned thread-CPU cost of one OS wait of bucket `b`: its own
+    /// average, else the nearest bucket's in the borrowing order, else
+    /// [`DEFAULT_COST_NS`].
+    pub fn cost(&self, b: usize) -> u64 {
+        (0..=b)
+            .rev()
+            .chain(b + 1..BUCKETS)
+            .find_map(|s| self.buckets[s].cost)
+            .unwrap_or(DEFAULT_COST_NS)
     }
 }
 
@@ -217,43 +381,57 @@ mod tests {
     }
 
     #[test]
-    fn a_steady_overshoot_costs_its_spread_not_its_size() {
-        let mut e = MarginEstimator::new();
-        e.begin_sleep();
-        for i in 0..WINDOW as u64 {
-            e.observe(100_000, 54_000 + (i % 4) * 1_000); // 54..57 µs: default slack
+    fn bins_partition_the_sample_range() {
+        assert_eq!(bin_of(0), 0);
+        assert_eq!(bin_of(1023), 0);
+        assert_eq!(bin_of(1024), 1);
+        assert_eq!(bin_hi(1), 1279);
+        assert_eq!(bin_of(1280), 2);
+        assert_eq!(bin_of(2047), 4);
+        assert_eq!(bin_of(2048), 5);
+        assert_eq!(bin_of(MAX_SAMPLE_NS), BINS - 1);
+        assert!(bin_hi(BINS - 1) >= MAX_SAMPLE_NS);
+        for i in 0..BINS {
+            assert_eq!(bin_of(bin_lo(i)), i, "lo {i}");
+            assert_eq!(bin_of(bin_hi(i)), i, "hi {i}");
+            if i > 0 {
+                assert_eq!(bin_lo(i), bin_hi(i - 1) + 1);
+                // at most 25 % wide
+                assert!((bin_hi(i) - bin_lo(i) + 1) * 4 <= bin_lo(i));
+            }
         }
-        // q = 57 µs (4th largest), lower median 55 µs: 57 + 2·2 + 1 µs.
-        assert_eq!(e.margin(3), 62_000);
     }
 
     #[test]
-    fn up_to_three_outliers_in_a_full_window_are_ignored() {
+    fn margin_is_the_bin_above_the_allowed_tail() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        for _ in 0..WINDOW - 3 {
-            e.observe(100_000, 4_000);
+        for _ in 0..99 {
+            e.observe(100_000, 4_000); // bin [3584, 4095]
         }
-        for k in 1..=3 {
-            e.observe(100_000, 2_000_000 + k);
-        }
-        assert_eq!(e.margin(3), 4_000 + 1_000);
-        e.observe(100_000, 2_000_000); // a fourth: the window's 90th percentile moved
-        assert_eq!(e.margin(3), 2_000_000 + 2 * (2_000_000 - 4_000) + 1_000);
+        e.observe(100_000, 2_000_000);
+        // n = 100: at 1 % one sample may be later than the margin.
+        assert_eq!(e.margin(3, 10_000), bin_hi(bin_of(4_000)));
+        assert_eq!(bin_hi(bin_of(4_000)), 4_095);
+        // at 0.5 %: none may, so the outlier is the margin.
+        assert_eq!(e.margin(3, 5_000), bin_hi(bin_of(2_000_000)));
     }
 
     #[test]
-    fn few_samples_use_their_maximum() {
+    fn one_outlier_leaves_after_window_observations() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        e.observe(1_000, 7_000);
-        e.observe(1_000, 3_000);
-        // n = 2: q = 7 µs, lower median 3 µs.
-        assert_eq!(e.margin(0), 7_000 + 2 * 4_000 + 1_000);
+        e.observe(100_000, 900_000);
+        for _ in 0..WINDOW - 1 {
+            e.observe(100_000, 3_000);
+        }
+        assert_eq!(e.margin(3, 0), bin_hi(bin_of(900_000)));
+        e.observe(100_000, 3_000);
+        assert_eq!(e.margin(3, 0), bin_hi(bin_of(3_000)));
     }
 
     #[test]
-    fn samples_expire_after_horizon_sleeps_even_unused() {
+    fn unused_buckets_are_forgotten_after_horizon_sleeps() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(100_000, 300_000);
@@ -263,7 +441,11 @@ mod tests {
         assert_eq!(e.live_samples(3), 1);
         e.begin_sleep();
         assert_eq!(e.live_samples(3), 0);
-        assert_eq!(e.margin(3), DEFAULT_MARGIN_NS);
+        assert_eq!(e.margin(3, 10_000), DEFAULT_MARGIN_NS);
+        // A new observation starts the bucket afresh.
+        e.observe(100_000, 5_000);
+        assert_eq!(e.live_samples(3), 1);
+        assert_eq!(e.margin(3, 0), bin_hi(bin_of(5_000)));
     }
 
     #[test]
@@ -271,18 +453,45 @@ mod tests {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(20_000, 8_000); // bucket 1
-        assert_eq!(e.margin(5), 8_000 + 1_000);
-        assert_eq!(e.margin(0), 8_000 + 1_000);
-        assert_eq!(e.compensation(7), 8_000);
+        assert_eq!(e.margin(5, 10_000), bin_hi(bin_of(8_000)));
+        assert_eq!(e.margin(0, 10_000), bin_hi(bin_of(8_000)));
+        assert_eq!(e.compensation(7), 7_679); // middle of [7168, 8191]
     }
 
     #[test]
-    fn median_is_the_lower_median() {
+    fn median_is_the_lower_median_bin() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        for x in [5, 1, 4, 2] {
+        for x in [5_000, 1_100, 4_000, 2_100] {
             e.observe(1_000, x);
         }
-        assert_eq!(e.compensation(0), 2);
+        assert_eq!(e.compensation(0), 2_303); // middle of [2048, 2559]
+    }
+
+    #[test]
+    fn cost_is_a_quarter_weight_average_borrowed_when_missing() {
+        let mut e = MarginEstimator::new();
+        assert_eq!(e.cost(4), DEFAULT_COST_NS);
+        e.observe_cost(100_000, 20_000);
+        assert_eq!(e.cost(3), 20_000);
+        assert_eq!(e.cost(9), 20_000);
+        e.observe_cost(100_000, 10_000);
+        assert_eq!(e.cost(3), 17_500);
+        e.observe_cost(100_000, 17_501);
+        assert_eq!(e.cost(3), 17_500); // (1 / 4 truncates toward zero)
+        e.observe_cost(100_000, 17_497);
+        assert_eq!(e.cost(3), 17_500); // -3 / 4 truncates to 0
+    }
+
+    #[test]
+    fn tail_counts_late_and_spin() {
+        let mut e = MarginEstimator::new();
+        e.begin_sleep();
+        e.observe(50_000, 2_000); // bin [1792, 2047]
+        e.observe(50_000, 30_000); // bin [28672, 32767]
+        let t = e.tail(2, 10_000);
+        assert_eq!(t.samples, 2);
+        assert_eq!(t.late, 1);
+        assert_eq!(t.spin_sum_ns, 10_000 - 1_792);
     }
 }

@@ -32,6 +32,13 @@ pub trait Platform {
     fn try_begin_spin(&self) -> bool;
     /// Give back the slot taken by a successful [`try_begin_spin`](Self::try_begin_spin).
     fn end_spin(&self);
+    /// The calling thread's CPU time in nanoseconds, if the platform can
+    /// read it (`CLOCK_THREAD_CPUTIME_ID` on Linux). The sleeper reads it
+    /// around one OS wait in [`COST_SAMPLE_EVERY`](crate::estimate::COST_SAMPLE_EVERY)
+    /// to learn what a wait costs. The default says it cannot.
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        None
+    }
     /// Prepare the calling thread for precise waits: on Linux, set its timer
     /// slack to 1 ns once. Called before every sleep; must be cheap after the first.
     fn prepare_thread(&self);
@@ -111,6 +118,14 @@ impl Platform for System {
     #[inline]
     fn yield_now(&self) {
         crate::sys::yield_now();
+    }
+
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        if cfg!(target_os = "linux") {
+            Some(crate::sys::thread_cpu_ns())
+        } else {
+            None
+        }
     }
 
     fn try_begin_spin(&self) -> bool {

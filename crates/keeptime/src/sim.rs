@@ -46,6 +46,8 @@ struct State {
     yield_step: u64,
     spin_slots_free: bool,
     spinning: bool,
+    wait_cost: u64,
+    thread_cpu: u64,
     waits: Vec<SimWait>,
     relaxes: u64,
     yields: u64,
@@ -76,6 +78,8 @@ impl SimPlatform {
                 yield_step: 1_000,
                 spin_slots_free: true,
                 spinning: false,
+                wait_cost: 0,
+                thread_cpu: 0,
                 waits: Vec::new(),
                 relaxes: 0,
                 yields: 0,
@@ -126,6 +130,16 @@ impl SimPlatform {
     /// Nanoseconds one yield takes.
     pub fn set_yield_step(&self, ns: u64) {
         self.state.borrow_mut().yield_step = ns.max(1);
+    }
+
+    /// Thread CPU time each OS wait costs (default 0); spins cost their steps.
+    pub fn set_wait_cost(&self, ns: u64) {
+        self.state.borrow_mut().wait_cost = ns;
+    }
+
+    /// The simulated thread CPU clock: OS-wait costs plus spin and yield steps.
+    pub fn thread_cpu(&self) -> u64 {
+        self.state.borrow().thread_cpu
     }
 
     /// Whether a spin slot is available (`false` simulates all CPUs busy spinning).
@@ -180,6 +194,7 @@ impl Platform for SimPlatform {
                 return OsWake::Interrupted;
             }
         }
+        s.thread_cpu = s.thread_cpu.saturating_add(s.wait_cost);
         let overshoot = s.overshoots.pop_front().unwrap_or(s.default_overshoot);
         let woke = issued.max(target_ns).saturating_add(overshoot);
         s.now = woke;
@@ -195,13 +210,19 @@ impl Platform for SimPlatform {
     fn relax(&self) {
         let mut s = self.state.borrow_mut();
         s.now = s.now.saturating_add(s.spin_step);
+        s.thread_cpu = s.thread_cpu.saturating_add(s.spin_step);
         s.relaxes += 1;
     }
 
     fn yield_now(&self) {
         let mut s = self.state.borrow_mut();
         s.now = s.now.saturating_add(s.yield_step);
+        s.thread_cpu = s.thread_cpu.saturating_add(s.yield_step);
         s.yields += 1;
+    }
+
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        Some(self.thread_cpu())
     }
 
     fn try_begin_spin(&self) -> bool {

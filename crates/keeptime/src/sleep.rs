@@ -1,7 +1,9 @@
 //! The waiting algorithm: an absolute OS wait until a learned margin before the
 //! deadline, then a spin on the clock. Specified in `spec/sleep.md`.
 
-use crate::estimate::{bucket_hi, bucket_lo, bucket_of, MarginEstimator};
+use crate::estimate::{
+    bucket_hi, bucket_lo, bucket_of, MarginEstimator, COST_SAMPLE_EVERY, DEFAULT_MARGIN_NS, PPM,
+};
 use crate::platform::{duration_ns, Platform, System};
 use crate::sys::OsWake;
 use std::fmt;
@@ -9,17 +11,151 @@ use std::time::{Duration, Instant};
 
 /// OS waits shorter than this are not worth a system call; spin instead.
 pub const MIN_OS_WAIT_NS: u64 = 5_000;
-/// A long OS wait stops this much earlier than its learned margin, leaving the
-/// rest to a short OS wait: long waits have long-tailed wake-ups, short ones
-/// (≲ 200 µs) wake within a few µs, so the tail is absorbed at no CPU cost.
-pub const SPLIT_NS: u64 = 200_000;
-/// First bucket whose OS waits count as long (262.144 µs and up).
-pub const LONG_BUCKET: usize = 5;
+/// The lengths of the short second OS wait that a two-wait plan leaves after
+/// its long first one ([`plan_exact`]).
+pub const SPLITS_NS: [u64; 4] = [50_000, 100_000, 200_000, 400_000];
 /// A spin that has run this long (or the sleeper's `min_spin`, if longer)
-/// yields the CPU on every further iteration.
+/// yields the CPU on further iterations while the deadline is far.
 pub const SPIN_YIELD_AFTER_NS: u64 = 50_000;
+/// Within this much of the deadline a spin only pauses, never yields: the
+/// last stretch is polled at the clock's own speed.
+pub const SPIN_NEAR_NS: u64 = 20_000;
 /// While yielding in a long spin, the interrupt check runs this often.
 pub const INTERRUPT_POLL_NS: u64 = 10_000_000;
+
+/// The share of sleeps a [`Sleeper`] in [`Mode::Exact`] lets end late because
+/// the OS woke the thread after the deadline. keeptime picks, per sleep, the
+/// plan with the least expected CPU whose predicted late share meets it.
+///
+/// Held in parts per million: shares must lie strictly between 0 and 1 and
+/// be at least 10⁻⁶; anything else is an error, never clamped.
+///
+/// ```
+/// use keeptime::TailTarget;
+///
+/// assert_eq!(TailTarget::default(), TailTarget::BALANCED);     // 1 %
+/// let t = TailTarget::new(0.002)?;                             // 0.2 %
+/// assert_eq!(t.ppm(), 2_000);
+/// assert!(TailTarget::new(1.5).is_err());
+/// assert_eq!("strict".parse::<TailTarget>()?, TailTarget::STRICT);
+/// # Ok::<(), keeptime::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TailTarget {
+    ppm: u32,
+}
+
+impl TailTarget {
+    /// 5 % of sleeps may end late: the cheapest preset.
+    pub const RELAXED: TailTarget = TailTarget { ppm: 50_000 };
+    /// 1 % of sleeps may end late (the default): a spin-level p99.
+    pub const BALANCED: TailTarget = TailTarget { ppm: 10_000 };
+    /// 0.1 % of sleeps may end late: a spin-level p99.9, at a higher CPU price.
+    pub const STRICT: TailTarget = TailTarget { ppm: 1_000 };
+
+    /// A target from a share in `(0, 1)`, e.g. `0.01` for 1 %. NaN, shares
+    /// outside `(0, 1)` and shares below 10⁻⁶ (the resolution) are errors.
+    pub fn new(share: f64) -> Result<Self, crate::Error> {
+        let bad = || crate::Error::InvalidTailTarget(format!("{share}"));
+        if !(share > 0.0 && share < 1.0) {
+            return Err(bad());
+        }
+        let ppm = (share * 1e6).round();
+        if !(1.0..=999_999.0).contains(&ppm) {
+            return Err(bad());
+        }
+        Ok(TailTarget { ppm: ppm as u32 })
+    }
+
+    /// A target in parts per million (`1..=999_999`).
+    pub fn from_ppm(ppm: u32) -> Result<Self, crate::Error> {
+        if (1..=999_999).contains(&ppm) {
+            Ok(TailTarget { ppm })
+        } else {
+            Err(crate::Error::InvalidTailTarget(format!("{ppm} ppm")))
+        }
+    }
+
+    /// The share, e.g. `0.01`.
+    pub fn share(self) -> f64 {
+        f64::from(self.ppm) / 1e6
+    }
+
+    /// The share in parts per million.
+    pub fn ppm(self) -> u32 {
+        self.ppm
+    }
+}
+
+impl Default for TailTarget {
+    fn default() -> Self {
+        TailTarget::BALANCED
+    }
+}
+
+impl fmt::Display for TailTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} %", f64::from(self.ppm) / 1e4)
+    }
+}
+
+impl std::str::FromStr for TailTarget {
+    type Err = crate::Error;
+    /// `relaxed`, `balanced`, `strict`, a share (`0.01`) or a percentage (`1%`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        match t.to_ascii_lowercase().as_str() {
+            "relaxed" => return Ok(TailTarget::RELAXED),
+            "balanced" | "default" => return Ok(TailTarget::BALANCED),
+            "strict" => return Ok(TailTarget::STRICT),
+            _ => {}
+        }
+        let bad = || crate::Error::InvalidTailTarget(s.to_owned());
+        let share = match t.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+            None => t.parse::<f64>().map_err(|_| bad())?,
+        };
+        TailTarget::new(share).map_err(|_| bad())
+    }
+}
+
+/// What a [`Sleeper`] has spent so far: see [`Sleeper::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SleeperStats {
+    /// Sleeps that had to wait (deadline not yet passed when called).
+    pub sleeps: u64,
+    /// Sleeps that ended after their deadline because an OS wait woke the
+    /// thread late (a spin-finished sleep is never counted here).
+    pub late: u64,
+    /// OS waits issued (a wait resumed after a signal counts once).
+    pub os_waits: u64,
+    /// Time spent spinning, in nanoseconds.
+    pub spin_ns: u64,
+    /// Estimated thread CPU: the learned cost of each OS wait plus the spin.
+    pub cpu_estimate_ns: u64,
+}
+
+impl SleeperStats {
+    /// `late / sleeps` (0 before the first sleep).
+    pub fn late_share(&self) -> f64 {
+        if self.sleeps == 0 {
+            0.0
+        } else {
+            self.late as f64 / self.sleeps as f64
+        }
+    }
+}
+
+/// The next OS wait [`plan_exact`] chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OsWaitPlan {
+    /// Length of the OS wait, from now.
+    pub wait_ns: u64,
+    /// Whether it is the long first wait of a two-wait plan: the rest of the
+    /// sleep then plans with half the late-share budget.
+    pub split: bool,
+}
 
 /// How a [`Sleeper`] finishes a wait: the trade between accuracy and CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -117,7 +253,10 @@ pub struct Sleeper<P: Platform = System> {
     platform: P,
     mode: Mode,
     min_spin_ns: u64,
+    target: TailTarget,
     estimator: MarginEstimator,
+    waits_planned: u64,
+    stats: SleeperStats,
 }
 
 /// Configures a [`Sleeper`]: mode and knobs.
@@ -127,6 +266,7 @@ pub struct SleeperBuilder {
     mode: Mode,
     timer_slack: bool,
     min_spin_ns: u64,
+    target: TailTarget,
 }
 
 impl Default for SleeperBuilder {
@@ -135,6 +275,7 @@ impl Default for SleeperBuilder {
             mode: Mode::Exact,
             timer_slack: true,
             min_spin_ns: 0,
+            target: TailTarget::BALANCED,
         }
     }
 }
@@ -185,6 +326,22 @@ impl SleeperBuilder {
         self
     }
 
+    /// The share of [`Mode::Exact`] sleeps allowed to end late because the OS
+    /// woke the thread after the deadline (default [`TailTarget::BALANCED`],
+    /// 1 %). A stricter target spins longer, on the machine's learned tail.
+    ///
+    /// ```
+    /// use keeptime::{Sleeper, TailTarget};
+    ///
+    /// let mut s = Sleeper::builder().tail_target(TailTarget::new(0.001)?).build();
+    /// s.sleep(std::time::Duration::from_micros(300));
+    /// # Ok::<(), keeptime::Error>(())
+    /// ```
+    pub fn tail_target(mut self, target: TailTarget) -> Self {
+        self.target = target;
+        self
+    }
+
     /// A sleeper on the real clock.
     pub fn build(self) -> Sleeper {
         self.build_with(System::new(self.timer_slack))
@@ -197,7 +354,10 @@ impl SleeperBuilder {
             platform,
             mode: self.mode,
             min_spin_ns: self.min_spin_ns,
+            target: self.target,
             estimator: MarginEstimator::new(),
+            waits_planned: 0,
+            stats: SleeperStats::default(),
         }
     }
 }
@@ -243,7 +403,36 @@ impl<P: Platform> Sleeper<P> {
         self.min_spin_ns = duration_ns(min_spin);
     }
 
-    /// The learned margins.
+    /// The share of sleeps allowed to end late ([`SleeperBuilder::tail_target`]).
+    pub fn tail_target(&self) -> TailTarget {
+        self.target
+    }
+
+    /// Changes the tail target; what was learned is kept.
+    pub fn set_tail_target(&mut self, target: TailTarget) {
+        self.target = target;
+    }
+
+    /// What this sleeper has spent so far: sleeps, late sleeps, OS waits,
+    /// spin time and the estimated thread CPU.
+    ///
+    /// ```
+    /// let mut s = keeptime::Sleeper::new();
+    /// s.sleep(std::time::Duration::from_micros(200));
+    /// let st = s.stats();
+    /// assert_eq!(st.sleeps, 1);
+    /// assert!(st.late <= st.sleeps);
+    /// ```
+    pub fn stats(&self) -> SleeperStats {
+        self.stats
+    }
+
+    /// Starts the stats afresh (what was learned is kept).
+    pub fn reset_stats(&mut self) {
+        self.stats = SleeperStats::default();
+    }
+
+    /// The learned wake-up model.
     pub fn estimator(&self) -> &MarginEstimator {
         &self.estimator
     }
@@ -304,6 +493,7 @@ impl<P: Platform> Sleeper<P> {
         }
         self.platform.prepare_thread();
         self.estimator.begin_sleep();
+        self.stats.sleeps += 1;
         match self.mode {
             Mode::Spin => self.spin(deadline, now, SPIN_YIELD_AFTER_NS, keep_going),
             Mode::Efficient => {
@@ -312,20 +502,29 @@ impl<P: Platform> Sleeper<P> {
                 }
                 Ok(now)
             }
-            Mode::Exact => loop {
-                match plan_exact(&self.estimator, deadline - now, self.min_spin_ns) {
-                    Some(wait) => {
-                        now = self.os_wait(now, wait, keep_going)?;
-                        if now >= deadline {
-                            return Ok(now);
+            Mode::Exact => {
+                let mut budget = u64::from(self.target.ppm());
+                loop {
+                    match plan_exact(&self.estimator, deadline - now, budget, self.min_spin_ns) {
+                        Some(plan) => {
+                            now = self.os_wait(now, plan.wait_ns, keep_going)?;
+                            if now >= deadline {
+                                if now > deadline {
+                                    self.stats.late += 1;
+                                }
+                                return Ok(now);
+                            }
+                            if plan.split {
+                                budget /= 2;
+                            }
+                        }
+                        None => {
+                            let pause_for = SPIN_YIELD_AFTER_NS.max(self.min_spin_ns);
+                            return self.finish(deadline, now, pause_for, keep_going);
                         }
                     }
-                    None => {
-                        let pause_for = SPIN_YIELD_AFTER_NS.max(self.min_spin_ns);
-                        return self.finish(deadline, now, pause_for, keep_going);
-                    }
                 }
-            },
+            }
         }
     }
 
@@ -353,7 +552,8 @@ impl<P: Platform> Sleeper<P> {
     }
 
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
-    /// absolute target after signals; records its overshoot.
+    /// absolute target after signals; records its overshoot, and its thread
+    /// CPU on every [`COST_SAMPLE_EVERY`](crate::estimate::COST_SAMPLE_EVERY)-th wait.
     fn os_wait(
         &mut self,
         now: u64,
@@ -361,10 +561,32 @@ impl<P: Platform> Sleeper<P> {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
         let target = now.saturating_add(wait_ns);
+        let sample = self.waits_planned % COST_SAMPLE_EVERY == 0;
+        self.waits_planned = self.waits_planned.wrapping_add(1);
+        let cpu_before = if sample {
+            self.platform.thread_cpu_ns()
+        } else {
+            None
+        };
         self.wait_through_signals(target, keep_going)?;
         let woke = self.platform.now_ns();
+        if let Some(before) = cpu_before {
+            if let Some(after) = self.platform.thread_cpu_ns() {
+                self.estimator
+                    .observe_cost(wait_ns, after.saturating_sub(before));
+            }
+        }
+        self.count_os_wait(bucket_of(wait_ns));
         self.estimator.observe(wait_ns, woke.saturating_sub(target));
         Ok(woke)
+    }
+
+    fn count_os_wait(&mut self, bucket: usize) {
+        self.stats.os_waits += 1;
+        self.stats.cpu_estimate_ns = self
+            .stats
+            .cpu_estimate_ns
+            .saturating_add(self.estimator.cost(bucket));
     }
 
     fn wait_through_signals(
@@ -397,18 +619,23 @@ impl<P: Platform> Sleeper<P> {
             return result;
         }
         loop {
+            self.count_os_wait(bucket_of(deadline - now));
             self.wait_through_signals(deadline, keep_going)?;
-            let now = self.platform.now_ns();
-            if now >= deadline {
-                return Ok(now);
+            let woke = self.platform.now_ns();
+            if woke >= deadline {
+                if woke > deadline {
+                    self.stats.late += 1;
+                }
+                return Ok(woke);
             }
         }
     }
 
     /// Spins until `deadline`: the pause hint for `pause_for` (the planned
-    /// length of the spin), then a yield per iteration.
+    /// length of the spin) and always within [`SPIN_NEAR_NS`] of the
+    /// deadline; a yield per iteration in between.
     fn spin(
-        &self,
+        &mut self,
         deadline: u64,
         start: u64,
         pause_for: u64,
@@ -419,12 +646,13 @@ impl<P: Platform> Sleeper<P> {
             .saturating_add(pause_for)
             .saturating_add(INTERRUPT_POLL_NS);
         while now < deadline {
-            if now - start < pause_for {
+            if now - start < pause_for || deadline - now <= SPIN_NEAR_NS {
                 self.platform.relax();
             } else {
                 self.platform.yield_now();
                 if now >= next_poll {
                     if !keep_going() {
+                        self.add_spin(now - start);
                         return Err(Interrupted { at_ns: now });
                     }
                     next_poll = now.saturating_add(INTERRUPT_POLL_NS);
@@ -432,25 +660,104 @@ impl<P: Platform> Sleeper<P> {
             }
             now = self.platform.now_ns();
         }
+        self.add_spin(now - start);
         Ok(now)
+    }
+
+    fn add_spin(&mut self, ns: u64) {
+        self.stats.spin_ns = self.stats.spin_ns.saturating_add(ns);
+        self.stats.cpu_estimate_ns = self.stats.cpu_estimate_ns.saturating_add(ns);
     }
 }
 
-/// The next OS wait of a spin-finished sleep with `remaining_ns` to go: the
-/// longest wait `L >= MIN_OS_WAIT_NS` such that `L + gap(bucket(L)) <=
-/// remaining_ns`, searching buckets from `bucket(remaining_ns)` down; `None`
-/// means spin. `gap` is the larger of the bucket's margin and `min_spin_ns`,
-/// plus [`SPLIT_NS`] for long buckets.
-pub fn plan_exact(est: &MarginEstimator, remaining_ns: u64, min_spin_ns: u64) -> Option<u64> {
-    if remaining_ns < MIN_OS_WAIT_NS {
+/// The next OS wait of a spin-finished sleep with `remaining_ns` to go, or
+/// `None` to spin the rest: the plan with the least expected thread CPU whose
+/// predicted share of late sleeps is at most `budget_ppm` parts per million
+/// (`spec/sleep.md`, *Planning*). Candidates:
+///
+/// * **one OS wait** ending the bucket's margin at `budget_ppm` (at least
+///   `min_spin_ns`) before the deadline, then a spin: its learned cost plus
+///   the expected spin;
+/// * **two OS waits** for each split `S` of [`SPLITS_NS`]: a long wait ending
+///   `S` plus the short wait's margin (at half the budget) before the
+///   deadline, then a short wait of about `S`, then a spin; taken only if the
+///   long wait's own late share plus the short one's fit the budget;
+/// * **a pure spin** of `remaining_ns`.
+///
+/// Before anything is learned: one OS wait ending
+/// [`DEFAULT_MARGIN_NS`](crate::estimate::DEFAULT_MARGIN_NS) (or `min_spin_ns`)
+/// before the deadline.
+pub fn plan_exact(
+    est: &MarginEstimator,
+    remaining_ns: u64,
+    budget_ppm: u64,
+    min_spin_ns: u64,
+) -> Option<OsWaitPlan> {
+    let r = remaining_ns;
+    if r < MIN_OS_WAIT_NS {
         return None;
     }
-    (0..=bucket_of(remaining_ns)).rev().find_map(|b| {
-        let split = if b >= LONG_BUCKET { SPLIT_NS } else { 0 };
-        let gap = est.margin(b).max(min_spin_ns).saturating_add(split);
-        let wait = remaining_ns.checked_sub(gap)?.min(bucket_hi(b));
-        (wait >= bucket_lo(b) && wait >= MIN_OS_WAIT_NS).then_some(wait)
-    })
+    let one = |wait_ns| OsWaitPlan {
+        wait_ns,
+        split: false,
+    };
+    if est.is_empty() {
+        let wait = r.checked_sub(DEFAULT_MARGIN_NS.max(min_spin_ns))?;
+        return (wait >= MIN_OS_WAIT_NS).then(|| one(wait));
+    }
+    let mut best = None;
+    let mut best_cost = r; // a pure spin
+    for b in (0..=bucket_of(r)).rev() {
+        let g = est.margin(b, budget_ppm).max(min_spin_ns);
+        let Some(wait) = r.checked_sub(g) else {
+            continue;
+        };
+        let wait = wait.min(bucket_hi(b));
+        if wait >= bucket_lo(b) && wait >= MIN_OS_WAIT_NS {
+            let t = est.tail(b, g);
+            let cost = est.cost(b).saturating_add(t.spin_sum_ns / t.samples);
+            if cost < best_cost {
+                best = Some(one(wait));
+                best_cost = cost;
+            }
+            break;
+        }
+    }
+    let half = budget_ppm / 2;
+    if half == 0 {
+        return best;
+    }
+    for s in SPLITS_NS {
+        let bs = bucket_of(s);
+        let gs = est.margin(bs, half).max(min_spin_ns);
+        let g = s.saturating_add(gs);
+        let Some(wait) = r.checked_sub(g) else {
+            continue;
+        };
+        if wait < MIN_OS_WAIT_NS {
+            continue;
+        }
+        let b1 = bucket_of(wait);
+        let t1 = est.tail(b1, g);
+        let (room, rest_spin) = est.split_counts(b1, s - MIN_OS_WAIT_NS, g);
+        let ts = est.tail(bs, gs);
+        let late = (t1.late * ts.samples + room * ts.late).saturating_mul(PPM);
+        if late > budget_ppm.saturating_mul(t1.samples * ts.samples) {
+            continue;
+        }
+        let second = est.cost(bs).saturating_add(ts.spin_sum_ns / ts.samples);
+        let cost = est
+            .cost(b1)
+            .saturating_add(room.saturating_mul(second).saturating_add(rest_spin) / t1.samples);
+        if cost < best_cost {
+            best = Some(OsWaitPlan {
+                wait_ns: wait,
+                split: true,
+            });
+            best_cost = cost;
+        }
+    }
+    best
 }
 
 /// The single OS wait of an [`Mode::Efficient`] sleep: the longest wait `L >= 1`

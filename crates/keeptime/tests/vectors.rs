@@ -7,7 +7,9 @@
 
 use keeptime::estimate::{self, MarginEstimator, BUCKETS};
 use keeptime::sim::SimPlatform;
-use keeptime::{plan_efficient, plan_exact, MissedTicks, Mode, Schedule, Sleeper, Step};
+use keeptime::{
+    plan_efficient, plan_exact, MissedTicks, Mode, Schedule, Sleeper, Step, TailTarget,
+};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -44,46 +46,72 @@ fn check_or_write(name: &str, generated: Value) {
 
 // ---------------------------------------------------------------- estimator
 
+/// The shares (ppm) at which every check reports the margins.
+const SHARES: [u64; 3] = [50_000, 10_000, 1_000];
+
 enum EstOp {
     Begin,
     Observe(u64, u64),
-    PlanExact(u64),
-    PlanExactMinSpin(u64, u64),
+    /// `observe` for each overshoot, all with one wait length.
+    ObserveEach(u64, Vec<u64>),
+    ObserveCost(u64, u64),
+    Check,
+    /// remaining, budget ppm, min_spin
+    PlanExact(u64, u64, u64),
     PlanEfficient(u64),
+}
+
+fn state(e: &MarginEstimator) -> Value {
+    json!({
+        "margins_ns": SHARES.iter().map(|&p| (0..BUCKETS).map(|b| e.margin(b, p)).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "compensations_ns": (0..BUCKETS).map(|b| e.compensation(b)).collect::<Vec<_>>(),
+        "costs_ns": (0..BUCKETS).map(|b| e.cost(b)).collect::<Vec<_>>(),
+        "live": (0..BUCKETS).map(|b| e.live_samples(b)).collect::<Vec<_>>(),
+    })
+}
+
+fn plan_json(p: Option<keeptime::OsWaitPlan>) -> Value {
+    match p {
+        Some(p) => json!({ "wait_ns": p.wait_ns, "split": p.split }),
+        None => Value::Null,
+    }
 }
 
 fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
     let mut e = MarginEstimator::new();
     let mut steps = Vec::new();
     for op in ops {
-        let step = match *op {
+        let step = match op {
             EstOp::Begin => {
                 e.begin_sleep();
                 json!({ "op": "begin_sleep" })
             }
             EstOp::Observe(wait, over) => {
-                e.observe(wait, over);
-                json!({ "op": "observe", "wait_ns": wait, "overshoot_ns": over,
-                        "expect": { "margins_ns": (0..BUCKETS).map(|b| e.margin(b)).collect::<Vec<_>>(),
-                                    "compensations_ns": (0..BUCKETS).map(|b| e.compensation(b)).collect::<Vec<_>>(),
-                                    "live": (0..BUCKETS).map(|b| e.live_samples(b)).collect::<Vec<_>>() } })
+                e.observe(*wait, *over);
+                json!({ "op": "observe", "wait_ns": wait, "overshoot_ns": over })
             }
-            EstOp::PlanExact(rem) => {
-                json!({ "op": "plan_exact", "remaining_ns": rem, "min_spin_ns": 0, "expect_wait_ns": plan_exact(&e, rem, 0) })
+            EstOp::ObserveEach(wait, overs) => {
+                for &o in overs {
+                    e.observe(*wait, o);
+                }
+                json!({ "op": "observe_each", "wait_ns": wait, "overshoots_ns": overs })
             }
-            EstOp::PlanExactMinSpin(rem, ms) => {
-                json!({ "op": "plan_exact", "remaining_ns": rem, "min_spin_ns": ms, "expect_wait_ns": plan_exact(&e, rem, ms) })
+            EstOp::ObserveCost(wait, cpu) => {
+                e.observe_cost(*wait, *cpu);
+                json!({ "op": "observe_cost", "wait_ns": wait, "cpu_ns": cpu })
+            }
+            EstOp::Check => json!({ "op": "check", "expect": state(&e) }),
+            EstOp::PlanExact(rem, budget, ms) => {
+                json!({ "op": "plan_exact", "remaining_ns": rem, "budget_ppm": budget, "min_spin_ns": ms,
+                        "expect": plan_json(plan_exact(&e, *rem, *budget, *ms)) })
             }
             EstOp::PlanEfficient(rem) => {
-                json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, rem) })
+                json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, *rem) })
             }
         };
         steps.push(step);
     }
-    // Margins after the last step, also for pure begin_sleep sequences.
-    json!({ "name": name, "steps": steps,
-            "final": { "margins_ns": (0..BUCKETS).map(|b| e.margin(b)).collect::<Vec<_>>(),
-                       "compensations_ns": (0..BUCKETS).map(|b| e.compensation(b)).collect::<Vec<_>>() } })
+    json!({ "name": name, "steps": steps, "final": state(&e) })
 }
 
 fn replay_estimator_case(case: &Value) {
@@ -93,30 +121,22 @@ fn replay_estimator_case(case: &Value) {
         let u = |k: &str| step[k].as_u64().unwrap();
         match step["op"].as_str().unwrap() {
             "begin_sleep" => e.begin_sleep(),
-            "observe" => {
-                e.observe(u("wait_ns"), u("overshoot_ns"));
-                let x = &step["expect"];
-                for b in 0..BUCKETS {
-                    assert_eq!(
-                        e.margin(b),
-                        x["margins_ns"][b].as_u64().unwrap(),
-                        "{name} step {i} margin b{b}"
-                    );
-                    assert_eq!(
-                        e.compensation(b),
-                        x["compensations_ns"][b].as_u64().unwrap(),
-                        "{name} step {i} comp b{b}"
-                    );
-                    assert_eq!(
-                        e.live_samples(b) as u64,
-                        x["live"][b].as_u64().unwrap(),
-                        "{name} step {i} live b{b}"
-                    );
+            "observe" => e.observe(u("wait_ns"), u("overshoot_ns")),
+            "observe_each" => {
+                for o in step["overshoots_ns"].as_array().unwrap() {
+                    e.observe(u("wait_ns"), o.as_u64().unwrap());
                 }
             }
+            "observe_cost" => e.observe_cost(u("wait_ns"), u("cpu_ns")),
+            "check" => assert_eq!(state(&e), step["expect"], "{name} step {i}"),
             "plan_exact" => assert_eq!(
-                plan_exact(&e, u("remaining_ns"), u("min_spin_ns")),
-                step["expect_wait_ns"].as_u64(),
+                plan_json(plan_exact(
+                    &e,
+                    u("remaining_ns"),
+                    u("budget_ppm"),
+                    u("min_spin_ns")
+                )),
+                step["expect"],
                 "{name} step {i}"
             ),
             "plan_efficient" => assert_eq!(
@@ -127,109 +147,166 @@ fn replay_estimator_case(case: &Value) {
             other => panic!("unknown op {other}"),
         }
     }
-    for b in 0..BUCKETS {
-        assert_eq!(
-            e.margin(b),
-            case["final"]["margins_ns"][b].as_u64().unwrap(),
-            "{name} final margin b{b}"
-        );
-        assert_eq!(
-            e.compensation(b),
-            case["final"]["compensations_ns"][b].as_u64().unwrap(),
-            "{name} final comp b{b}"
-        );
+    assert_eq!(state(&e), case["final"], "{name} final");
+}
+
+/// A deterministic spread of `n` overshoots: `base` plus a sawtooth of
+/// `spread`, with every `every`-th sample replaced by `tail` (no PRNG, so any
+/// runtime can read the list straight from the vectors).
+fn spread(n: u64, base: u64, spread: u64, every: u64, tail: u64) -> Vec<u64> {
+    (0..n)
+        .map(|i| {
+            if every > 0 && i % every == every - 1 {
+                tail + (i * 7_919) % (tail / 4 + 1)
+            } else {
+                base + (i * 7_919) % (spread + 1)
+            }
+        })
+        .collect()
+}
+
+fn plans_at(durations: &[u64], budgets: &[u64]) -> Vec<EstOp> {
+    let mut v = Vec::new();
+    for &d in durations {
+        for &p in budgets {
+            v.push(EstOp::PlanExact(d, p, 0));
+        }
     }
+    v
 }
 
 fn estimator_scenarios() -> Vec<Value> {
     use EstOp::*;
+    let ms = 1_000_000u64;
+    let us = 1_000u64;
+    let typical = [250 * us, ms, 2_500 * us, 10 * ms];
     let mut cases = Vec::new();
-    // 1. Nothing observed: default margin, no compensation; plans for typical waits.
-    cases.push(run_estimator_case(
-        "bootstrap",
-        &[
-            PlanExact(4_000),
-            PlanExact(10_000),
-            PlanExact(60_000),
-            PlanExact(100_000),
-            PlanExact(1_000_000),
-            PlanExact(10_000_000),
-            PlanEfficient(0),
-            PlanEfficient(10_000),
-            PlanEfficient(1_000_000),
-        ],
-    ));
-    // 2. Steady short waits with a small spread, then plans.
-    let mut ops = Vec::new();
-    for i in 0..40u64 {
-        ops.push(Begin);
-        ops.push(Observe(95_000, 3_000 + (i * 7_919) % 3_000));
-    }
+    // 1. Nothing observed: default margin, no compensation.
+    let mut ops = vec![Check];
     ops.extend([
-        PlanExact(100_000),
-        PlanExact(1_000_000),
-        PlanExact(20_000),
-        PlanEfficient(100_000),
+        PlanExact(4_000, 10_000, 0),
+        PlanExact(10_000, 10_000, 0),
+        PlanExact(60_000, 10_000, 0),
+        PlanExact(100_000, 10_000, 0),
+        PlanExact(ms, 10_000, 0),
+        PlanExact(10 * ms, 1_000, 0),
+        PlanExact(ms, 10_000, 80_000),
+        PlanEfficient(0),
+        PlanEfficient(10_000),
+        PlanEfficient(ms),
     ]);
-    cases.push(run_estimator_case("steady_short_waits", &ops));
-    // 3. One 2 ms outlier among 4 µs overshoots fades after WINDOW samples.
+    cases.push(run_estimator_case("bootstrap", &ops));
+    // 2. A quiet host (no cpuidle driver): short waits wake ~3-6 µs late, long
+    //    ones later with a tail; OS waits cost ~2.5 µs. Two waits win.
     let mut ops = vec![
         Begin,
-        Observe(100_000, 4_000),
-        Begin,
-        Observe(100_000, 2_000_000),
+        ObserveEach(60 * us, spread(200, 3_000, 3_000, 50, 15_000)),
+        ObserveEach(190 * us, spread(200, 3_500, 3_000, 40, 20_000)),
+        ObserveEach(900 * us, spread(200, 8_000, 10_000, 20, 40_000)),
+        ObserveEach(9 * ms, spread(200, 15_000, 20_000, 20, 80_000)),
+        ObserveCost(60 * us, 2_400),
+        ObserveCost(900 * us, 2_800),
+        ObserveCost(9 * ms, 3_300),
+        Check,
     ];
-    for _ in 0..estimate::WINDOW {
-        ops.push(Begin);
-        ops.push(Observe(100_000, 4_000));
-    }
+    ops.extend(plans_at(&typical, &SHARES));
+    ops.push(PlanExact(ms, 10_000, 60_000));
+    ops.push(PlanEfficient(ms));
+    cases.push(run_estimator_case("planner_quiet_host", &ops));
+    // 3. A haltpoll host: every wake ~26 µs late, p99 ~60 µs; every OS wait
+    //    costs ~20 µs of thread CPU. One wait wins; short sleeps spin.
+    let mut ops = vec![
+        Begin,
+        ObserveEach(40 * us, spread(300, 24_000, 6_000, 60, 45_000)),
+        ObserveEach(120 * us, spread(300, 25_000, 8_000, 50, 55_000)),
+        ObserveEach(200 * us, spread(300, 25_000, 8_000, 50, 55_000)),
+        ObserveEach(900 * us, spread(300, 26_000, 8_000, 40, 65_000)),
+        ObserveEach(2_400 * us, spread(300, 45_000, 15_000, 30, 100_000)),
+        ObserveEach(9 * ms, spread(300, 95_000, 30_000, 30, 150_000)),
+        ObserveCost(40 * us, 21_000),
+        ObserveCost(900 * us, 20_500),
+        ObserveCost(9 * ms, 43_000),
+        Check,
+    ];
+    ops.extend(plans_at(
+        &[100 * us, 250 * us, ms, 2_500 * us, 10 * ms],
+        &SHARES,
+    ));
+    cases.push(run_estimator_case("planner_haltpoll_host", &ops));
+    // 4. One 2 ms outlier among 4 µs overshoots: at 1 % it counts once 100
+    //    samples are in; it leaves after WINDOW more observations.
+    let w = estimate::WINDOW as u64;
+    let ops = vec![
+        Begin,
+        ObserveEach(100_000, vec![4_000; 50]),
+        ObserveEach(100_000, vec![2_000_000]),
+        Check,
+        ObserveEach(100_000, vec![4_000; 60]),
+        Check,
+        ObserveEach(100_000, vec![4_000; (w - 111) as usize]),
+        Check,
+        ObserveEach(100_000, vec![4_000]),
+        Check,
+    ];
     cases.push(run_estimator_case("one_outlier_fades", &ops));
-    // 4. A lasting shift up (loaded machine) then down.
-    let mut ops = Vec::new();
-    for i in 0..20u64 {
-        ops.push(Begin);
-        ops.push(Observe(700_000, 4_000 + i * 10));
-    }
-    for i in 0..10u64 {
-        ops.push(Begin);
-        ops.push(Observe(700_000, 40_000 + i * 100));
-    }
-    for i in 0..40u64 {
-        ops.push(Begin);
-        ops.push(Observe(700_000, 5_000 + i * 10));
-    }
+    // 5. A lasting shift up (loaded machine), then back down.
+    let ops = vec![
+        Begin,
+        ObserveEach(700_000, spread(300, 4_000, 2_000, 0, 0)),
+        Check,
+        ObserveEach(700_000, spread(4, 40_000, 5_000, 0, 0)),
+        Check,
+        ObserveEach(700_000, spread(400, 40_000, 5_000, 0, 0)),
+        Check,
+        PlanExact(ms, 10_000, 0),
+        ObserveEach(700_000, spread(w, 5_000, 2_000, 0, 0)),
+        Check,
+        PlanExact(ms, 10_000, 0),
+    ];
     cases.push(run_estimator_case("lasting_shift_up_then_down", &ops));
-    // 5. Samples expire after HORIZON sleeps even when their bucket is unused.
-    let mut ops = vec![Begin, Observe(150_000, 300_000), PlanExact(400_000)];
+    // 6. A bucket unused for HORIZON sleeps is forgotten.
+    let mut ops = vec![
+        Begin,
+        Observe(150_000, 300_000),
+        Check,
+        PlanExact(400_000, 10_000, 0),
+    ];
     for _ in 0..estimate::HORIZON - 1 {
         ops.push(Begin);
     }
-    ops.push(PlanExact(400_000));
-    ops.push(Begin);
-    ops.push(PlanExact(400_000));
-    ops.push(Observe(20_000, 2_000));
+    ops.extend([
+        Check,
+        Begin,
+        Check,
+        PlanExact(400_000, 10_000, 0),
+        Observe(20_000, 2_000),
+        Check,
+    ]);
     cases.push(run_estimator_case("horizon_expiry", &ops));
-    // 6. Borrowing: only bucket 1 known; others borrow from it, then from the nearest shorter bucket.
+    // 7. Borrowing: some buckets known, others borrow (shorter first); costs too.
     cases.push(run_estimator_case(
         "borrowing",
         &[
             Begin,
             Observe(20_000, 8_000),
+            ObserveCost(20_000, 3_000),
             Begin,
             Observe(2_000_000, 30_000),
             Begin,
             Observe(300_000, 12_000),
-            PlanExact(1_000_000),
-            PlanExact(5_000_000),
-            PlanExact(50_000),
-            PlanEfficient(5_000_000),
-            PlanExactMinSpin(1_000_000, 60_000),
-            PlanExactMinSpin(100_000, 60_000),
-            PlanExactMinSpin(60_000, 60_000),
-            PlanExactMinSpin(1_000_000, u64::MAX),
+            ObserveCost(2_000_000, 9_000),
+            Check,
+            PlanExact(ms, 10_000, 0),
+            PlanExact(5 * ms, 10_000, 0),
+            PlanExact(50_000, 10_000, 0),
+            PlanEfficient(5 * ms),
+            PlanExact(ms, 10_000, 60_000),
+            PlanExact(100_000, 10_000, 60_000),
+            PlanExact(60_000, 10_000, 60_000),
+            PlanExact(ms, 10_000, u64::MAX),
         ],
     ));
-    // 7. Clamping and saturation: huge samples are clamped to 1 s.
+    // 8. Clamping and saturation.
     cases.push(run_estimator_case(
         "clamp_and_saturate",
         &[
@@ -237,14 +314,17 @@ fn estimator_scenarios() -> Vec<Value> {
             Observe(u64::MAX, u64::MAX),
             Begin,
             Observe(0, 5_000_000_000),
-            PlanExact(u64::MAX),
+            ObserveCost(u64::MAX, u64::MAX),
+            Check,
+            PlanExact(u64::MAX, 10_000, 0),
+            PlanExact(u64::MAX, 999_999, u64::MAX),
             PlanEfficient(u64::MAX),
-            PlanExact(3_000_000_000),
+            PlanExact(3_000_000_000, 1, 0),
         ],
     ));
-    // 8. Median of an even and odd number of samples, out of order.
+    // 9. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
-        "median",
+        "median_and_cost",
         &[
             Begin,
             Observe(40_000, 9_000),
@@ -252,6 +332,10 @@ fn estimator_scenarios() -> Vec<Value> {
             Observe(40_000, 5_000),
             Observe(40_000, 3_000),
             Observe(40_000, 7_000),
+            ObserveCost(40_000, 20_000),
+            ObserveCost(40_000, 10_000),
+            ObserveCost(40_000, 17_497),
+            Check,
             PlanEfficient(45_000),
             PlanEfficient(2_000),
         ],
@@ -263,10 +347,11 @@ fn estimator_scenarios() -> Vec<Value> {
 fn estimator_vectors() {
     let generated = json!({
         "spec": "spec/estimator.md",
-        "constants": { "BUCKETS": BUCKETS, "WINDOW": estimate::WINDOW, "HORIZON": estimate::HORIZON,
-                       "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS, "HEADROOM_NS": estimate::HEADROOM_NS, "OUTLIER_SHARE": estimate::OUTLIER_SHARE,
+        "constants": { "BUCKETS": BUCKETS, "WINDOW": estimate::WINDOW, "BINS": estimate::BINS,
+                       "HORIZON": estimate::HORIZON, "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS,
+                       "DEFAULT_COST_NS": estimate::DEFAULT_COST_NS, "COST_SAMPLE_EVERY": estimate::COST_SAMPLE_EVERY,
                        "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "MIN_OS_WAIT_NS": keeptime::MIN_OS_WAIT_NS,
-                       "SPLIT_NS": keeptime::SPLIT_NS, "LONG_BUCKET": keeptime::LONG_BUCKET },
+                       "SPLITS_NS": keeptime::SPLITS_NS, "check_shares_ppm": SHARES },
         "cases": estimator_scenarios(),
     });
     check_or_write("estimator.json", generated);
@@ -300,7 +385,7 @@ fn s(at_ns: u64, deadline_ns: u64, overshoots: &[u64]) -> SleepSpec {
 }
 
 fn sleep_case(name: &str, mode: Mode, default_overshoot: u64, sleeps: Vec<SleepSpec>) -> Value {
-    sleep_case_min_spin(name, mode, default_overshoot, 0, sleeps)
+    sleep_case_full(name, mode, default_overshoot, 0, 2_000, 10_000, sleeps)
 }
 
 fn sleep_case_min_spin(
@@ -310,11 +395,38 @@ fn sleep_case_min_spin(
     min_spin_ns: u64,
     sleeps: Vec<SleepSpec>,
 ) -> Value {
+    sleep_case_full(
+        name,
+        mode,
+        default_overshoot,
+        min_spin_ns,
+        2_000,
+        10_000,
+        sleeps,
+    )
+}
+
+fn stats_json(st: keeptime::SleeperStats) -> Value {
+    json!({ "sleeps": st.sleeps, "late": st.late, "os_waits": st.os_waits, "spin_ns": st.spin_ns,
+            "cpu_estimate_ns": st.cpu_estimate_ns })
+}
+
+fn sleep_case_full(
+    name: &str,
+    mode: Mode,
+    default_overshoot: u64,
+    min_spin_ns: u64,
+    wait_cost_ns: u64,
+    tail_target_ppm: u32,
+    sleeps: Vec<SleepSpec>,
+) -> Value {
     let sim = SimPlatform::new(0);
     sim.set_default_overshoot(default_overshoot);
+    sim.set_wait_cost(wait_cost_ns);
     let mut sleeper = Sleeper::builder()
         .mode(mode)
         .min_spin(std::time::Duration::from_nanos(min_spin_ns))
+        .tail_target(TailTarget::from_ppm(tail_target_ppm).unwrap())
         .build_with(sim.clone());
     let mut out = Vec::new();
     for sp in sleeps {
@@ -331,10 +443,11 @@ fn sleep_case_min_spin(
             .collect();
         out.push(json!({ "at_ns": sp.at_ns, "deadline_ns": sp.deadline_ns, "overshoots_ns": sp.overshoots,
                          "interrupts_after_ns": sp.interrupts, "spin_slots_free": sp.spin_slots_free,
-                         "expect": { "waits": waits, "returned_ns": returned } }));
+                         "expect": { "waits": waits, "returned_ns": returned, "stats": stats_json(sleeper.stats()) } }));
     }
     json!({ "name": name, "mode": mode.to_string(), "start_ns": 0, "spin_step_ns": 100, "yield_step_ns": 1_000,
-            "default_overshoot_ns": default_overshoot, "min_spin_ns": min_spin_ns, "sleeps": out })
+            "default_overshoot_ns": default_overshoot, "min_spin_ns": min_spin_ns,
+            "wait_cost_ns": wait_cost_ns, "tail_target_ppm": tail_target_ppm, "sleeps": out })
 }
 
 fn replay_sleep_case(case: &Value) {
@@ -343,11 +456,14 @@ fn replay_sleep_case(case: &Value) {
     sim.set_spin_step(case["spin_step_ns"].as_u64().unwrap());
     sim.set_yield_step(case["yield_step_ns"].as_u64().unwrap());
     sim.set_default_overshoot(case["default_overshoot_ns"].as_u64().unwrap());
+    sim.set_wait_cost(case["wait_cost_ns"].as_u64().unwrap());
     let mode: Mode = case["mode"].as_str().unwrap().parse().unwrap();
     let min_spin = std::time::Duration::from_nanos(case["min_spin_ns"].as_u64().unwrap_or(0));
+    let target = TailTarget::from_ppm(case["tail_target_ppm"].as_u64().unwrap() as u32).unwrap();
     let mut sleeper = Sleeper::builder()
         .mode(mode)
         .min_spin(min_spin)
+        .tail_target(target)
         .build_with(sim.clone());
     let nums = |v: &Value| {
         v.as_array()
@@ -378,6 +494,11 @@ fn replay_sleep_case(case: &Value) {
             Value::from(waits),
             sp["expect"]["waits"],
             "{name} sleep {i}: waits"
+        );
+        assert_eq!(
+            stats_json(sleeper.stats()),
+            sp["expect"]["stats"],
+            "{name} sleep {i}: stats"
         );
         if mode != Mode::Efficient {
             assert!(returned >= deadline, "{name} sleep {i}: early");
@@ -507,6 +628,54 @@ fn sleep_scenarios() -> Vec<Value> {
         Mode::Spin,
         0,
         vec![s(0, 30 * us, &[]), s(40 * us, 140 * us, &[])],
+    ));
+    // A quiet host: the long wait's tail is costly to spin, short waits are
+    // cheap and tight, so the planner learns a two-wait plan.
+    let mut v = Vec::new();
+    let mut t = 0;
+    for i in 0..120u64 {
+        let o: &[u64] = if i % 10 == 9 { &[40_000] } else { &[] };
+        v.push(s(t, t + ms, o));
+        t += ms + 30 * us;
+    }
+    cases.push(sleep_case_full(
+        "exact_quiet_host_two_waits",
+        Mode::Exact,
+        3_000,
+        0,
+        2_000,
+        10_000,
+        v,
+    ));
+    // A haltpoll-like host: every wake ~26 µs late, 2 % at 60 µs, each OS
+    // wait costs 20 µs: one wait then a spin; the strict target spins longer.
+    for (name, ppm) in [
+        ("exact_haltpoll_host_balanced", 10_000u32),
+        ("exact_haltpoll_host_strict", 1_000),
+    ] {
+        let mut v = Vec::new();
+        let mut t = 0;
+        for i in 0..120u64 {
+            let o: &[u64] = if i % 50 == 49 { &[60_000] } else { &[] };
+            v.push(s(t, t + ms, o));
+            t += ms + 30 * us;
+        }
+        cases.push(sleep_case_full(
+            name,
+            Mode::Exact,
+            26_000,
+            0,
+            20_000,
+            ppm,
+            v,
+        ));
+    }
+    // Spin: pause near the deadline, yield only while it is far.
+    cases.push(sleep_case(
+        "spin_pauses_near_the_deadline",
+        Mode::Spin,
+        0,
+        vec![s(0, 200 * us, &[])],
     ));
     cases
 }
