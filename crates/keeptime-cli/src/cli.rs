@@ -93,6 +93,13 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_budget, allow_hyphen_values = true)]
     pub budget: Option<u64>,
 
+    /// The share of keeptime's sleeps allowed to end late because the OS woke
+    /// the thread after the deadline: relaxed (5 %), balanced (1 %), strict
+    /// (0.1 %), a share such as 0.002, or a percentage such as 0.5%
+    /// [default: balanced].
+    #[arg(long, value_name = "TARGET", value_parser = parse_tail_target, allow_hyphen_values = true)]
+    pub tail_target: Option<keeptime::TailTarget>,
+
     /// Pin the measuring thread to this CPU (sched_setaffinity).
     #[arg(long, value_name = "CPU", value_parser = parse_cpu, allow_hyphen_values = true)]
     pub pin: Option<u32>,
@@ -243,6 +250,16 @@ pub fn parse_priority(s: &str) -> Result<u32, String> {
             "priority {q} is out of range: SCHED_FIFO priorities are 1 to 99"
         ))
     }
+}
+
+/// `--tail-target`: a preset name, a share in (0, 1) or a percentage.
+pub fn parse_tail_target(s: &str) -> Result<keeptime::TailTarget, String> {
+    s.parse().map_err(|_| {
+        format!(
+            "tail target {} is not accepted: use relaxed (5 %), balanced (1 %), strict (0.1 %), a share such as 0.01 (strictly between 0 and 1, at least 0.000001) or a percentage such as 1%",
+            duration::quoted(s)
+        )
+    })
 }
 
 #[cfg(test)]

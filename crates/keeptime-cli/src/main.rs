@@ -143,7 +143,8 @@ fn bench(args: BenchArgs) -> Result<()> {
 
     let created = report::rfc3339(SystemTime::now());
     let mut progress = Progress::new(&plan.cells, args.quiet);
-    let results = runner::run(&plan.cells, slack, &mut progress);
+    let target = args.tail_target.unwrap_or_default();
+    let results = runner::run(&plan.cells, slack, target, &mut progress);
     progress.finish();
 
     let report = BenchReport {

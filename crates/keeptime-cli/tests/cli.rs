@@ -301,6 +301,17 @@ fn bad_input_exits_2_with_one_clear_line() {
         (&["bench", "--budget", "0s"], &["'0s'", "more than 0"]),
         (&["bench", "--budget", "soon"], &["'soon'", "units"]),
         (&["bench", "--priority", "0"], &["'0'", "1 to 99"]),
+        (
+            &["bench", "--tail-target", "1.5"],
+            &["'1.5'", "strictly between 0 and 1"],
+        ),
+        (
+            &["bench", "--tail-target", "0"],
+            &["'0'", "strictly between 0 and 1"],
+        ),
+        (&["bench", "--tail-target", "NaN"], &["'NaN'", "relaxed"]),
+        (&["bench", "--tail-target", "-1%"], &["'-1%'", "percentage"]),
+        (&["bench", "--tail-target", "tight"], &["'tight'", "strict"]),
         (&["bench", "--priority", "100"], &["'100'", "1 to 99"]),
         (&["bench", "--pin", "4096"], &["4096", "allowed CPUs"]),
         (&["bench", "--pin", "-1"], &["'-1'", "negative"]),
@@ -352,12 +363,19 @@ fn schema_rejects_broken_documents() {
         .success();
     let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     validate("bench-result.schema.json", &doc);
+    // The keeptime cell carries its sleeper's own account of the 5 samples.
+    let acct = &doc["results"][0]["sleeper"];
+    assert_eq!(acct["tail_target_ppm"], 10_000);
+    assert_eq!(acct["sleeps"], 5);
+    assert!(acct["late"].as_u64().unwrap() <= 5);
+    assert!(acct["cpu_estimate_ns"].as_u64().unwrap() >= acct["spin_ns"].as_u64().unwrap());
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(spec("bench-result.schema.json")).unwrap())
             .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let broken: [fn(&mut Value); 4] = [
+    let broken: [fn(&mut Value); 5] = [
         |d| d["version"] = 2.into(),
+        |d| d["results"][0]["sleeper"]["tail_target_ppm"] = 0.into(),
         |d| d["results"][0]["histogram"] = serde_json::json!([]),
         |d| d["results"][0]["p99_ns"] = 1.5.into(),
         |d| {

@@ -10,7 +10,7 @@
 //! Methods only wait; they never allocate, print or record anything. The
 //! runner keeps all bookkeeping outside the timed path.
 
-use keeptime::{os, Mode, Sleeper};
+use keeptime::{os, Mode, Sleeper, SleeperStats, TailTarget};
 use std::fmt;
 use std::hint;
 use std::str::FromStr;
@@ -124,12 +124,12 @@ impl Method {
                 "seed 000's fix: std::thread::sleep(d - 1 ms) then spin with pause, slack 1 ns; d <= 1 ms is a pure spin"
             }
             Method::Keeptime => {
-                "keeptime::Sleeper, Mode::Exact: absolute OS wait to a learned margin, then spin; never early"
+                "keeptime::Sleeper, Mode::Exact: the cheapest plan of OS waits (learned wake-up model) meeting the tail target, then spin; never early"
             }
             Method::KeeptimeEfficient => {
                 "keeptime::Sleeper, Mode::Efficient: one OS wait shortened by the learned median overshoot; may return early"
             }
-            Method::KeeptimeSpin => "keeptime::Sleeper, Mode::Spin: pure spin with pause, yielding after 50 µs",
+            Method::KeeptimeSpin => "keeptime::Sleeper, Mode::Spin: pure spin with pause, yielding after 50 µs only while the deadline is over 20 µs away",
         }
     }
 
@@ -193,6 +193,11 @@ pub trait Waiter {
 
     /// Called once after the warm-up, before the first measured sample.
     fn warmup_done(&mut self) {}
+
+    /// A keeptime sleeper's own stats since the warm-up ended.
+    fn sleeper_stats(&self) -> Option<SleeperStats> {
+        None
+    }
 }
 
 /// Seed 000's busy loop: nothing but clock reads.
@@ -327,9 +332,21 @@ impl Waiter for Hybrid1ms {
 pub struct Keeptime(pub Sleeper);
 
 impl Keeptime {
-    /// A new sleeper in `mode` with keeptime's own 1 ns timer slack.
+    /// A new sleeper in `mode` with keeptime's own 1 ns timer slack and the
+    /// default tail target.
     pub fn new(mode: Mode) -> Self {
-        Keeptime(Sleeper::builder().mode(mode).timer_slack(true).build())
+        Self::with_target(mode, TailTarget::default())
+    }
+
+    /// A new sleeper in `mode` with `target` as its tail target.
+    pub fn with_target(mode: Mode, target: TailTarget) -> Self {
+        Keeptime(
+            Sleeper::builder()
+                .mode(mode)
+                .timer_slack(true)
+                .tail_target(target)
+                .build(),
+        )
     }
 }
 
@@ -337,6 +354,14 @@ impl Waiter for Keeptime {
     #[inline]
     fn wait(&mut self, _start_ns: u64, deadline_ns: u64) -> u64 {
         self.0.sleep_until_ns(deadline_ns)
+    }
+
+    fn warmup_done(&mut self) {
+        self.0.reset_stats();
+    }
+
+    fn sleeper_stats(&self) -> Option<SleeperStats> {
+        Some(self.0.stats())
     }
 }
 

@@ -184,6 +184,26 @@ pub struct CellResult {
     /// The statistics, flattened into the cell.
     #[serde(flatten)]
     pub stats: Stats,
+    /// keeptime's own account of the measured samples (spin-finished cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleeper: Option<SleeperAccount>,
+}
+
+/// What a keeptime sleeper says it spent over a cell's measured samples.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SleeperAccount {
+    /// The tail target in force, ppm.
+    pub tail_target_ppm: u32,
+    /// Sleeps that waited.
+    pub sleeps: u64,
+    /// Sleeps an OS wait ended after the deadline.
+    pub late: u64,
+    /// OS waits issued.
+    pub os_waits: u64,
+    /// Time spent spinning, ns.
+    pub spin_ns: u64,
+    /// Learned OS-wait costs plus the spin, ns.
+    pub cpu_estimate_ns: u64,
 }
 
 /// RFC 3339 UTC timestamp of `t`, to the second.

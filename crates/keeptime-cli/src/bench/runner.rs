@@ -11,9 +11,9 @@ use super::methods::{
     SpinPause, Waiter, YieldLoop,
 };
 use super::plan::CellPlan;
-use super::report::CellResult;
+use super::report::{CellResult, SleeperAccount};
 use super::stats::Stats;
-use keeptime::{os, Mode};
+use keeptime::{os, Mode, TailTarget};
 
 /// Progress is reported at most this often while a cell runs.
 pub const PROGRESS_EVERY_NS: u64 = 100_000_000;
@@ -69,6 +69,7 @@ impl SlackControl {
 pub fn run(
     cells: &[CellPlan],
     slack: SlackControl,
+    target: TailTarget,
     observer: &mut dyn Observer,
 ) -> Vec<CellResult> {
     let results = cells
@@ -78,6 +79,7 @@ pub fn run(
             observer.cell_started(index, cell);
             let timer_slack_ns = slack.apply(cell.method.slack());
             let mut report = |fraction: f64| observer.cell_progress(index, fraction);
+            let mut sleeper = None;
             let stats = match cell.method {
                 Method::BusyLoop => run_cell(&mut BusyLoop, cell, &mut report),
                 Method::SpinPause => run_cell(&mut SpinPause, cell, &mut report),
@@ -88,7 +90,19 @@ pub fn run(
                 Method::ClockNanosleepAbs => run_cell(&mut AbsoluteSleep, cell, &mut report),
                 Method::Compensated => run_cell(&mut Compensated::default(), cell, &mut report),
                 Method::Hybrid1ms => run_cell(&mut Hybrid1ms, cell, &mut report),
-                Method::Keeptime => run_cell(&mut Keeptime::new(Mode::Exact), cell, &mut report),
+                Method::Keeptime => {
+                    let mut k = Keeptime::with_target(Mode::Exact, target);
+                    let stats = run_cell(&mut k, cell, &mut report);
+                    sleeper = k.sleeper_stats().map(|st| SleeperAccount {
+                        tail_target_ppm: target.ppm(),
+                        sleeps: st.sleeps,
+                        late: st.late,
+                        os_waits: st.os_waits,
+                        spin_ns: st.spin_ns,
+                        cpu_estimate_ns: st.cpu_estimate_ns,
+                    });
+                    stats
+                }
                 Method::KeeptimeEfficient => {
                     run_cell(&mut Keeptime::new(Mode::Efficient), cell, &mut report)
                 }
@@ -101,6 +115,7 @@ pub fn run(
                 warmup: cell.warmup,
                 timer_slack_ns,
                 stats,
+                sleeper,
             }
         })
         .collect();
@@ -192,7 +207,12 @@ mod tests {
                 time_limit_ns: None,
             })
             .collect();
-        let results = run(&cells, SlackControl::capture(), &mut Silent);
+        let results = run(
+            &cells,
+            SlackControl::capture(),
+            TailTarget::default(),
+            &mut Silent,
+        );
         assert_eq!(results.len(), Method::ALL.len());
         for r in &results {
             assert_eq!(r.stats.samples, 5);

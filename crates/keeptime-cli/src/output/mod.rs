@@ -65,7 +65,28 @@ pub fn section(duration_ns: u64, results: &[&CellResult], color: bool) -> String
             let _ = writeln!(out, "{v}");
         }
     }
+    for r in results {
+        if let Some(line) = sleeper_line(r) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     out
+}
+
+/// What a keeptime cell's sleeper says it spent, in one line.
+pub fn sleeper_line(r: &CellResult) -> Option<String> {
+    let a = r.sleeper?;
+    let n = a.sleeps.max(1) as f64;
+    Some(format!(
+        "{} (tail target {} %): {:.2} % of sleeps late by the OS (woke after the deadline), {:.2} OS waits and {} of spin per sleep, estimated CPU {:.2} % (measured {:.2} %)",
+        r.method,
+        f64::from(a.tail_target_ppm) / 1e4,
+        100.0 * a.late as f64 / n,
+        a.os_waits as f64 / n,
+        format::duration((a.spin_ns as f64 / n) as u64),
+        100.0 * a.cpu_estimate_ns as f64 / n / r.duration_ns.max(1) as f64,
+        r.stats.cpu_percent
+    ))
 }
 
 /// The whole human-readable result: header, then a section per duration.

@@ -204,6 +204,7 @@ mod tests {
             warmup: 0,
             timer_slack_ns: None,
             stats: Stats::from_errors(&mut e, 1_000, cpu_ns).unwrap(),
+            sleeper: None,
         }
     }
 

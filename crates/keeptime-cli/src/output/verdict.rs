@@ -110,6 +110,7 @@ mod tests {
             warmup: 0,
             timer_slack_ns: Some(1),
             stats,
+            sleeper: None,
         }
     }
 
