@@ -9,8 +9,8 @@
 //!   (powers of two from 16.384 µs), because how late the OS wakes a thread
 //!   depends on how long it slept.
 //! * Each bucket keeps the overshoots of its last [`WINDOW`] OS waits as a
-//!   log-binned histogram ([`BINS`] bins, four per power of two, each at most
-//!   25 % wide): O(1) per observation (one bin in, the oldest one out), enough
+//!   log-binned histogram ([`BINS`] bins, eight per power of two, each at most
+//!   12.5 % wide): O(1) per observation (one bin in, the oldest one out), enough
 //!   samples to place a late-share target down to 0.1 %.
 //! * [`margin`](MarginEstimator::margin)`(b, share)` is the upper edge of the
 //!   bin that holds the sample of rank `floor(n · share) + 1` from the top: at
@@ -41,9 +41,9 @@
 pub const BUCKETS: usize = 12;
 /// Overshoot samples remembered per bucket.
 pub const WINDOW: usize = 1024;
-/// Overshoot histogram bins per bucket: bin 0 below 1.024 µs, then four bins
-/// per power of two up to 1.07 s.
-pub const BINS: usize = 81;
+/// Overshoot histogram bins per bucket: bin 0 below 1.024 µs, then eight
+/// bins per power of two up to 1.07 s.
+pub const BINS: usize = 161;
 /// A bucket with no observation in this many sleeps is forgotten.
 pub const HORIZON: u64 = 256;
 /// Margin of every bucket when nothing at all has been observed yet.
@@ -94,8 +94,8 @@ pub fn bin_of(ns: u64) -> usize {
         return 0;
     }
     let e = 63 - ns.leading_zeros() as usize; // 2^e <= ns < 2^(e+1), e >= 10
-    let sub = ((ns >> (e - 2)) & 3) as usize;
-    (1 + 4 * (e - 10) + sub).min(BINS - 1)
+    let sub = ((ns >> (e - 3)) & 7) as usize;
+    (1 + 8 * (e - 10) + sub).min(BINS - 1)
 }
 
 /// Smallest overshoot in bin `i`.
@@ -104,9 +104,9 @@ pub fn bin_lo(i: usize) -> u64 {
     if i == 0 {
         0
     } else {
-        let e = 10 + (i - 1) / 4;
-        let sub = ((i - 1) % 4) as u64;
-        (4 + sub) << (e - 2)
+        let e = 10 + (i - 1) / 8;
+        let sub = ((i - 1) % 8) as u64;
+        (8 + sub) << (e - 3)
     }
 }
 
@@ -116,16 +116,20 @@ pub fn bin_hi(i: usize) -> u64 {
     if i == 0 {
         1023
     } else {
-        let e = 10 + (i - 1) / 4;
-        let sub = ((i - 1) % 4) as u64;
-        ((5 + sub) << (e - 2)) - 1
+        let e = 10 + (i - 1) / 8;
+        let sub = ((i - 1) % 8) as u64;
+        ((9 + sub) << (e - 3)) - 1
     }
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Bucket {
     ring: [u8; WINDOW],
-    counts: [u16; BINS],
+    /// `cum[i]`: remembered samples in bins `0..=i` (a prefix sum of the
+    /// histogram, so every query is a lookup or a binary search).
+    cum: [u16; BINS],
+    /// `cum_lo[i]`: Σ `bin_lo(bin)` over the samples in bins `0..=i`.
+    cum_lo: [u64; BINS],
     len: usize,
     next: usize,
     last_seq: u64,
@@ -135,20 +139,53 @@ struct Bucket {
 impl Bucket {
     const EMPTY: Bucket = Bucket {
         ring: [0; WINDOW],
-        counts: [0; BINS],
+        cum: [0; BINS],
+        cum_lo: [0; BINS],
         len: 0,
         next: 0,
         last_seq: 0,
         cost: None,
     };
+
+    fn add(&mut self, bin: usize) {
+        let lo = bin_lo(bin);
+        for j in bin..BINS {
+            self.cum[j] += 1;
+            self.cum_lo[j] += lo;
+        }
+    }
+
+    fn remove(&mut self, bin: usize) {
+        let lo = bin_lo(bin);
+        for j in bin..BINS {
+            self.cum[j] -= 1;
+            self.cum_lo[j] -= lo;
+        }
+    }
+
+    /// Samples in bins `0..=k` and Σ of their bins' lower edges (`k = None`: none).
+    fn prefix(&self, k: Option<usize>) -> (u64, u64) {
+        k.map_or((0, 0), |k| (u64::from(self.cum[k]), self.cum_lo[k]))
+    }
+}
+
+/// The last bin whose every sample is at most `g` (`binhi(k) <= g`), if any.
+fn last_bin_within(g: u64) -> Option<usize> {
+    let j = bin_of(g);
+    if bin_hi(j) <= g {
+        Some(j)
+    } else {
+        j.checked_sub(1)
+    }
 }
 
 /// Learns how late OS waits of each length wake up and what they cost, per
 /// thread or per [`Sleeper`](crate::Sleeper). See the [module docs](self) and
 /// `spec/estimator.md` for the exact algorithm.
 ///
-/// Cost: ~14 KiB of state; [`observe`](Self::observe) is O(1); a margin query
-/// scans at most [`BINS`] bins per bucket consulted.
+/// Cost: ~31 KiB of state; [`observe`](Self::observe) updates one bucket's
+/// prefix sums (at most 2 × [`BINS`] additions); every query is a lookup or a
+/// binary search.
 #[derive(Clone, Debug)]
 pub struct MarginEstimator {
     seq: u64,
@@ -203,7 +240,8 @@ impl MarginEstimator {
         let b = bucket_of(wait_ns);
         if !self.is_live(b) {
             let k = &mut self.buckets[b];
-            k.counts = [0; BINS];
+            k.cum = [0; BINS];
+            k.cum_lo = [0; BINS];
             k.len = 0;
             k.next = 0;
         }
@@ -211,12 +249,13 @@ impl MarginEstimator {
         let k = &mut self.buckets[b];
         let bin = bin_of(overshoot_ns.min(MAX_SAMPLE_NS));
         if k.len == WINDOW {
-            k.counts[k.ring[k.next] as usize] -= 1;
+            let old = k.ring[k.next] as usize;
+            k.remove(old);
         } else {
             k.len += 1;
         }
         k.ring[k.next] = bin as u8;
-        k.counts[bin] += 1;
+        k.add(bin);
         k.next = (k.next + 1) % WINDOW;
         k.last_seq = seq;
     }
@@ -263,15 +302,13 @@ impl MarginEstimator {
             return DEFAULT_MARGIN_NS;
         };
         let k = &self.buckets[s];
-        let allowed = (k.len as u64).saturating_mul(share_ppm.min(PPM)) / PPM;
-        let mut above = 0u64;
-        for i in (0..BINS).rev() {
-            above += u64::from(k.counts[i]);
-            if above > allowed {
-                return bin_hi(i);
-            }
-        }
-        bin_hi(0)
+        let n = k.len as u64;
+        let allowed = n.saturating_mul(share_ppm.min(PPM)) / PPM;
+        // The highest bin i with (samples in bins >= i) > allowed, i.e. the
+        // lowest i with cum[i] >= n - allowed (cum is non-decreasing).
+        let need = n - allowed;
+        let i = k.cum.partition_point(|&c| u64::from(c) < need);
+        bin_hi(i.min(BINS - 1))
     }
 
     /// Late count and spin left over, for an OS wait of bucket `b` that ends
@@ -285,25 +322,13 @@ impl MarginEstimator {
             };
         };
         let k = &self.buckets[s];
-        let mut t = Tail {
-            samples: k.len as u64,
-            late: 0,
-            spin_sum_ns: 0,
-        };
-        for (i, &c) in k.counts.iter().enumerate() {
-            let c = u64::from(c);
-            if c == 0 {
-                continue;
-            }
-            if bin_hi(i) > g_ns {
-                t.late += c;
-            } else {
-                t.spin_sum_ns = t
-                    .spin_sum_ns
-                    .saturating_add(c.saturating_mul(g_ns - bin_lo(i)));
-            }
+        let n = k.len as u64;
+        let (within, lo_sum) = k.prefix(last_bin_within(g_ns));
+        Tail {
+            samples: n,
+            late: n - within,
+            spin_sum_ns: g_ns.saturating_mul(within).saturating_sub(lo_sum),
         }
-        t
     }
 
     /// How many live samples of bucket `b`'s source woke no later than
@@ -314,24 +339,14 @@ impl MarginEstimator {
             return (0, 0);
         };
         let k = &self.buckets[s];
-        let (mut within, mut rest_spin) = (0u64, 0u64);
-        for (i, &c) in k.counts.iter().enumerate() {
-            let c = u64::from(c);
-            let hi = bin_hi(i);
-            if c == 0 || hi > g_ns {
-                continue;
-            }
-            if hi <= limit_ns {
-                within += c;
-            } else {
-                rest_spin = rest_spin.saturating_add(c.saturating_mul(g_ns - bin_lo(i)));
-            }
-        }
-        (within, rest_spin)
+        let (n_g, lo_g) = k.prefix(last_bin_within(g_ns));
+        let (n_l, lo_l) = k.prefix(last_bin_within(limit_ns.min(g_ns)));
+        let rest_spin = g_ns.saturating_mul(n_g - n_l).saturating_sub(lo_g - lo_l);
+        (n_l, rest_spin)
     }
 
     /// The lower median of bucket `b`'s remembered overshoots, as the middle
-    /// of its bin (within 12.5 % of the true median): subtracted from OS waits in
+    /// of its bin (within 6.25 % of the true median): subtracted from OS waits in
     /// [`Mode::Efficient`](crate::Mode::Efficient); 0 before anything was observed.
     pub fn compensation(&self, b: usize) -> u64 {
         let Some(s) = self.source(b) else {
@@ -339,14 +354,11 @@ impl MarginEstimator {
         };
         let k = &self.buckets[s];
         let rank = (k.len as u64 - 1) / 2; // 0-based from the bottom
-        let mut below = 0u64;
-        for i in 0..BINS {
-            below += u64::from(k.counts[i]);
-            if below > rank {
-                return bin_lo(i) + (bin_hi(i) - bin_lo(i)) / 2;
-            }
-        }
-        0
+        let i = k
+            .cum
+            .partition_point(|&c| u64::from(c) <= rank)
+            .min(BINS - 1);
+        bin_lo(i) + (bin_hi(i) - bin_lo(i)) / 2
     }
 
     /// The learned thread-CPU cost of one OS wait of bucket `b`: its own
@@ -385,19 +397,21 @@ mod tests {
         assert_eq!(bin_of(0), 0);
         assert_eq!(bin_of(1023), 0);
         assert_eq!(bin_of(1024), 1);
-        assert_eq!(bin_hi(1), 1279);
-        assert_eq!(bin_of(1280), 2);
-        assert_eq!(bin_of(2047), 4);
-        assert_eq!(bin_of(2048), 5);
-        assert_eq!(bin_of(MAX_SAMPLE_NS), BINS - 1);
+        assert_eq!(bin_hi(1), 1151);
+        assert_eq!(bin_of(1152), 2);
+        assert_eq!(bin_of(2047), 8);
+        assert_eq!(bin_of(2048), 9);
+        assert_eq!(bin_of(4_000), 16);
+        assert_eq!((bin_lo(16), bin_hi(16)), (3_840, 4_095));
+        assert_eq!(bin_of(MAX_SAMPLE_NS), BINS - 2); // [939524096, 1006632959]
         assert!(bin_hi(BINS - 1) >= MAX_SAMPLE_NS);
         for i in 0..BINS {
             assert_eq!(bin_of(bin_lo(i)), i, "lo {i}");
             assert_eq!(bin_of(bin_hi(i)), i, "hi {i}");
             if i > 0 {
                 assert_eq!(bin_lo(i), bin_hi(i - 1) + 1);
-                // at most 25 % wide
-                assert!((bin_hi(i) - bin_lo(i) + 1) * 4 <= bin_lo(i));
+                // at most 12.5 % wide
+                assert!((bin_hi(i) - bin_lo(i) + 1) * 8 <= bin_lo(i));
             }
         }
     }
@@ -407,7 +421,7 @@ mod tests {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         for _ in 0..99 {
-            e.observe(100_000, 4_000); // bin [3584, 4095]
+            e.observe(100_000, 4_000); // bin [3840, 4095]
         }
         e.observe(100_000, 2_000_000);
         // n = 100: at 1 % one sample may be later than the margin.
@@ -455,7 +469,7 @@ mod tests {
         e.observe(20_000, 8_000); // bucket 1
         assert_eq!(e.margin(5, 10_000), bin_hi(bin_of(8_000)));
         assert_eq!(e.margin(0, 10_000), bin_hi(bin_of(8_000)));
-        assert_eq!(e.compensation(7), 7_679); // middle of [7168, 8191]
+        assert_eq!(e.compensation(7), 7_935); // middle of [7680, 8191]
     }
 
     #[test]
@@ -465,7 +479,7 @@ mod tests {
         for x in [5_000, 1_100, 4_000, 2_100] {
             e.observe(1_000, x);
         }
-        assert_eq!(e.compensation(0), 2_303); // middle of [2048, 2559]
+        assert_eq!(e.compensation(0), 2_175); // middle of [2048, 2303]
     }
 
     #[test]
@@ -487,11 +501,11 @@ mod tests {
     fn tail_counts_late_and_spin() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        e.observe(50_000, 2_000); // bin [1792, 2047]
-        e.observe(50_000, 30_000); // bin [28672, 32767]
+        e.observe(50_000, 2_000); // bin [1920, 2047]
+        e.observe(50_000, 30_000); // bin [28672, 30719]
         let t = e.tail(2, 10_000);
         assert_eq!(t.samples, 2);
         assert_eq!(t.late, 1);
-        assert_eq!(t.spin_sum_ns, 10_000 - 1_792);
+        assert_eq!(t.spin_sum_ns, 10_000 - 1_920);
     }
 }

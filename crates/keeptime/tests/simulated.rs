@@ -289,9 +289,13 @@ fn efficient_mode_may_end_early_but_learns_the_median() {
     assert_eq!(first, 155_000, "nothing learned yet: a plain OS sleep");
     let start = sim.now();
     let woke = s.sleep_until_ns(start + 200_000);
-    // The median's bin is [49152, 57343]; compensated by its middle (53247),
-    // the sleep ends 1753 ns late. (It may also end early, by design.)
-    assert_eq!(woke, start + 201_753, "compensated by the learned median");
+    // The median's bin is [53248, 57343]; compensated by its middle (55295),
+    // the sleep ends 295 ns early, by design.
+    assert_eq!(
+        woke,
+        start + 200_000 - 295,
+        "compensated by the learned median"
+    );
     assert_eq!(sim.relaxes(), 0, "efficient mode never spins");
 }
 
