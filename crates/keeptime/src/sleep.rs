@@ -707,12 +707,21 @@ pub fn plan_exact(
     }
     let mut best = None;
     let mut best_cost = r; // a pure spin
+                           // A wait cut to its bucket's longest (its own margin would allow a longer
+                           // one, the longer bucket's does not) is not the last OS wait: its cost is
+                           // not known here, so it is only a fallback when no complete plan fits.
+    let mut chunk = None;
     for b in (0..=bucket_of(r)).rev() {
         let g = est.margin(b, budget_ppm).max(min_spin_ns);
         let Some(wait) = r.checked_sub(g) else {
             continue;
         };
-        let wait = wait.min(bucket_hi(b));
+        if wait > bucket_hi(b) {
+            if bucket_hi(b) >= MIN_OS_WAIT_NS {
+                chunk = Some((one(bucket_hi(b)), est.cost(b)));
+            }
+            break;
+        }
         if wait >= bucket_lo(b) && wait >= MIN_OS_WAIT_NS {
             let t = est.tail(b, g);
             let cost = est.cost(b).saturating_add(t.spin_sum_ns / t.samples);
@@ -724,10 +733,7 @@ pub fn plan_exact(
         }
     }
     let half = budget_ppm / 2;
-    if half == 0 {
-        return best;
-    }
-    for s in SPLITS_NS {
+    for s in SPLITS_NS.into_iter().filter(|_| half > 0) {
         let bs = bucket_of(s);
         let gs = est.margin(bs, half).max(min_spin_ns);
         let g = s.saturating_add(gs);
@@ -757,7 +763,10 @@ pub fn plan_exact(
             best_cost = cost;
         }
     }
-    best
+    match (best, chunk) {
+        (None, Some((plan, cost))) if cost < r => Some(plan),
+        _ => best,
+    }
 }
 
 /// The single OS wait of an [`Mode::Efficient`] sleep: the longest wait `L >= 1`

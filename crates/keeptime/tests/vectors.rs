@@ -322,7 +322,26 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExact(3_000_000_000, 1, 0),
         ],
     ));
-    // 9. Median bins and the cost average (1/4 weight, truncating toward zero).
+    // 9. Only a cut-short wait fits: the 1 ms bucket's one sample was a 900 µs
+    //    preemption, the 300 µs bucket wakes 3 µs late. No complete plan
+    //    meets 1 % at 1 ms: a 524 µs chunk, as it costs less than spinning;
+    //    at 600 µs a two-wait plan fits; once a wait is known to cost more
+    //    than the spin, a spin.
+    cases.push(run_estimator_case(
+        "chunk_fallback",
+        &[
+            Begin,
+            Observe(700_000, 900_000),
+            ObserveEach(300_000, vec![3_000; 20]),
+            ObserveCost(300_000, 4_000),
+            Check,
+            PlanExact(ms, 10_000, 0),
+            PlanExact(600_000, 10_000, 0),
+            ObserveCost(300_000, 5_000_000),
+            PlanExact(ms, 10_000, 0),
+        ],
+    ));
+    // 10. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
         "median_and_cost",
         &[
