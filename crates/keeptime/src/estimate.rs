@@ -296,11 +296,40 @@ impl MarginEstimator {
     /// The margin at which at most `share_ppm` parts per million of the
     /// remembered wake-ups of bucket `b` came later: the upper edge of the bin
     /// holding the sample of rank `floor(n · share_ppm / 10^6) + 1` from the
-    /// top. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
+    /// top. A window too young to set a sample aside at that share
+    /// (`n · share < 10^6`) answers at least the same quantile of every live
+    /// longer bucket. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(s) = self.source(b) else {
             return DEFAULT_MARGIN_NS;
         };
+        let own = self.quantile(s, share_ppm);
+        if self.places(s, share_ppm) {
+            return own;
+        }
+        // Too young to set any sample aside at this share: the window's
+        // maximum says little about a rare tail, so never plan below what
+        // any longer wait needs (longer waits wake no earlier).
+        (b + 1..BUCKETS)
+            .filter(|&l| self.is_live(l))
+            .map(|l| self.quantile(l, share_ppm))
+            .fold(own, u64::max)
+    }
+
+    /// Whether bucket `s` has enough samples to set one aside at `share_ppm`:
+    /// `n · share ≥ 10^6`.
+    fn places(&self, s: usize, share_ppm: u64) -> bool {
+        (self.buckets[s].len as u64).saturating_mul(share_ppm.min(PPM)) >= PPM
+    }
+
+    /// Whether the samples that stand for bucket `b` are enough to place a
+    /// margin at `share_ppm` on their own (`n · share ≥ 10^6`).
+    pub fn established(&self, b: usize, share_ppm: u64) -> bool {
+        self.source(b).is_some_and(|s| self.places(s, share_ppm))
+    }
+
+    /// The quantile of bucket `s`'s own samples (see [`margin`](Self::margin)).
+    fn quantile(&self, s: usize, share_ppm: u64) -> u64 {
         let k = &self.buckets[s];
         let n = k.len as u64;
         let allowed = n.saturating_mul(share_ppm.min(PPM)) / PPM;

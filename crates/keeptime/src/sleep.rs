@@ -14,6 +14,10 @@ pub const MIN_OS_WAIT_NS: u64 = 5_000;
 /// The lengths of the short second OS wait that a two-wait plan leaves after
 /// its long first one ([`plan_exact`]).
 pub const SPLITS_NS: [u64; 4] = [50_000, 100_000, 200_000, 400_000];
+/// Every this many sleeps, the first plan of a sleep prefers a two-wait plan
+/// whose short wait's bucket is not yet established (exploration), so short
+/// buckets get the samples that let two-wait plans compete on their merit.
+pub const EXPLORE_EVERY: u64 = 8;
 /// A spin that has run this long (or the sleeper's `min_spin`, if longer)
 /// yields the CPU on further iterations while the deadline is far.
 pub const SPIN_YIELD_AFTER_NS: u64 = 50_000;
@@ -37,6 +41,7 @@ pub const INTERRUPT_POLL_NS: u64 = 10_000_000;
 /// let t = TailTarget::new(0.002)?;                             // 0.2 %
 /// assert_eq!(t.ppm(), 2_000);
 /// assert!(TailTarget::new(1.5).is_err());
+/// assert!(TailTarget::new(5e-7).is_err()); // below the resolution: an error, not rounded
 /// assert_eq!("strict".parse::<TailTarget>()?, TailTarget::STRICT);
 /// # Ok::<(), keeptime::Error>(())
 /// ```
@@ -57,7 +62,7 @@ impl TailTarget {
     /// outside `(0, 1)` and shares below 10⁻⁶ (the resolution) are errors.
     pub fn new(share: f64) -> Result<Self, crate::Error> {
         let bad = || crate::Error::InvalidTailTarget(format!("{share}"));
-        if !(share > 0.0 && share < 1.0) {
+        if !(1e-6..1.0).contains(&share) {
             return Err(bad());
         }
         let ppm = (share * 1e6).round();
@@ -147,14 +152,30 @@ impl SleeperStats {
     }
 }
 
+/// Where in a sleep [`plan_exact`] is asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanStep {
+    /// The first plan of a sleep (no OS wait taken yet): only then may a
+    /// wait cut short to its bucket's longest (a *chunk*) be taken.
+    pub first: bool,
+    /// The first plan of every [`EXPLORE_EVERY`]-th sleep.
+    pub explore: bool,
+    /// A two-wait plan's first wait has been taken: only its short wait (one
+    /// OS wait, then a spin) or a spin may follow, no further split or chunk.
+    pub after_split: bool,
+}
+
 /// The next OS wait [`plan_exact`] chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OsWaitPlan {
     /// Length of the OS wait, from now.
     pub wait_ns: u64,
-    /// Whether it is the long first wait of a two-wait plan: the rest of the
-    /// sleep then plans with half the late-share budget.
+    /// Whether it is the long first wait of a two-wait plan.
     pub split: bool,
+    /// The late-share budget (ppm) the rest of the sleep plans with: half
+    /// the budget (the short wait's share) for a two-wait plan, else the
+    /// budget unchanged.
+    pub rest_budget_ppm: u64,
 }
 
 /// How a [`Sleeper`] finishes a wait: the trade between accuracy and CPU.
@@ -504,8 +525,22 @@ impl<P: Platform> Sleeper<P> {
             }
             Mode::Exact => {
                 let mut budget = u64::from(self.target.ppm());
+                let mut step = PlanStep {
+                    first: true,
+                    explore: self.estimator.sleeps() % EXPLORE_EVERY == 0,
+                    after_split: false,
+                };
                 loop {
-                    match plan_exact(&self.estimator, deadline - now, budget, self.min_spin_ns) {
+                    let plan = plan_exact(
+                        &self.estimator,
+                        deadline - now,
+                        budget,
+                        self.min_spin_ns,
+                        step,
+                    );
+                    step.first = false;
+                    step.explore = false;
+                    match plan {
                         Some(plan) => {
                             now = self.os_wait(now, plan.wait_ns, keep_going)?;
                             if now >= deadline {
@@ -514,8 +549,9 @@ impl<P: Platform> Sleeper<P> {
                                 }
                                 return Ok(now);
                             }
+                            budget = plan.rest_budget_ppm;
                             if plan.split {
-                                budget /= 2;
+                                step.after_split = true;
                             }
                         }
                         None => {
@@ -684,6 +720,13 @@ impl<P: Platform> Sleeper<P> {
 ///   long wait's own late share plus the short one's fit the budget;
 /// * **a pure spin** of `remaining_ns`.
 ///
+/// After a two-wait plan's first wait (`step.after_split`) only the one-wait
+/// candidate or a spin is considered; a chunk only as a sleep's first plan. With `step.explore` (the first plan of
+/// every [`EXPLORE_EVERY`]-th sleep), a
+/// two-wait plan that meets the budget and whose short wait's bucket is not
+/// yet established at half the budget is taken even if it costs more: the one
+/// whose short bucket has the fewest samples.
+///
 /// Before anything is learned: one OS wait ending
 /// [`DEFAULT_MARGIN_NS`](crate::estimate::DEFAULT_MARGIN_NS) (or `min_spin_ns`)
 /// before the deadline.
@@ -692,7 +735,13 @@ pub fn plan_exact(
     remaining_ns: u64,
     budget_ppm: u64,
     min_spin_ns: u64,
+    step: PlanStep,
 ) -> Option<OsWaitPlan> {
+    let PlanStep {
+        first,
+        explore,
+        after_split,
+    } = step;
     let r = remaining_ns;
     if r < MIN_OS_WAIT_NS {
         return None;
@@ -700,6 +749,7 @@ pub fn plan_exact(
     let one = |wait_ns| OsWaitPlan {
         wait_ns,
         split: false,
+        rest_budget_ppm: budget_ppm,
     };
     if est.is_empty() {
         let wait = r.checked_sub(DEFAULT_MARGIN_NS.max(min_spin_ns))?;
@@ -717,7 +767,7 @@ pub fn plan_exact(
             continue;
         };
         if wait > bucket_hi(b) {
-            if bucket_hi(b) >= MIN_OS_WAIT_NS {
+            if bucket_hi(b) >= MIN_OS_WAIT_NS && first {
                 chunk = Some((one(bucket_hi(b)), est.cost(b)));
             }
             break;
@@ -732,10 +782,11 @@ pub fn plan_exact(
             break;
         }
     }
-    let half = budget_ppm / 2;
-    for s in SPLITS_NS.into_iter().filter(|_| half > 0) {
+    let mut explored: Option<(OsWaitPlan, usize)> = None;
+    let q = budget_ppm / 2;
+    for s in SPLITS_NS.into_iter().filter(|_| q > 0 && !after_split) {
         let bs = bucket_of(s);
-        let gs = est.margin(bs, half).max(min_spin_ns);
+        let gs = est.margin(bs, q).max(min_spin_ns);
         let g = s.saturating_add(gs);
         let Some(wait) = r.checked_sub(g) else {
             continue;
@@ -755,13 +806,24 @@ pub fn plan_exact(
         let cost = est
             .cost(b1)
             .saturating_add(room.saturating_mul(second).saturating_add(rest_spin) / t1.samples);
+        let plan = OsWaitPlan {
+            wait_ns: wait,
+            split: true,
+            rest_budget_ppm: q,
+        };
+        if explore && !est.established(bs, q) {
+            let n = est.live_samples(bs);
+            if explored.map_or(true, |(_, m)| n > m) {
+                explored = Some((plan, n));
+            }
+        }
         if cost < best_cost {
-            best = Some(OsWaitPlan {
-                wait_ns: wait,
-                split: true,
-            });
+            best = Some(plan);
             best_cost = cost;
         }
+    }
+    if let Some((plan, _)) = explored {
+        return Some(plan);
     }
     match (best, chunk) {
         (None, Some((plan, cost))) if cost < r => Some(plan),

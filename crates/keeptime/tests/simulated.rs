@@ -80,13 +80,17 @@ fn cheap_short_waits_make_two_wait_plans() {
     sim.set_wait_cost(2_000);
     let mut s = exact(&sim);
     sim.set_default_overshoot(3_000);
-    for i in 0..200u64 {
+    // Until the short bucket has 200 samples (enough to set one aside at half
+    // the 1 % budget) its margin is the long bucket's; every 8th sleep
+    // explores a two-wait plan and adds one.
+    for i in 0..2_000u64 {
         // The first (long) wait of every 10th sleep wakes 40 µs late.
         if i % 10 == 9 {
             sim.script_overshoots([40_000]);
         }
         s.sleep(Duration::from_millis(1));
     }
+    assert!(s.estimator().established(bucket_of(50_000), 5_000));
     sim.clear_waits();
     let deadline = sim.now() + 1_000_000;
     let woke = s.sleep_until_ns(deadline);
@@ -199,19 +203,25 @@ fn the_thread_cpu_clock_is_read_around_every_eighth_wait() {
     sim.set_wait_cost(7_000);
     let mut s = exact(&sim);
     s.sleep(Duration::from_micros(200));
-    assert_eq!(s.estimator().cost(bucket_of(150_000)), 7_000);
+    let first = sim.waits()[0];
+    let b0 = bucket_of(first.target_ns - first.issued_ns);
+    assert_eq!(s.estimator().cost(b0), 7_000);
     sim.set_wait_cost(11_000);
-    let mut waits = s.stats().os_waits;
-    // Until the 8th wait the cost is not sampled again.
-    while waits < COST_SAMPLE_EVERY {
+    // Waits 2 to 8 are not sampled: every bucket still answers 7 µs.
+    while s.stats().os_waits < COST_SAMPLE_EVERY {
         s.sleep(Duration::from_micros(200));
-        waits = s.stats().os_waits;
-        if waits <= COST_SAMPLE_EVERY {
-            assert_eq!(s.estimator().cost(bucket_of(150_000)), 7_000);
+        if s.stats().os_waits <= COST_SAMPLE_EVERY {
+            assert!((0..12).all(|b| s.estimator().cost(b) == 7_000));
         }
     }
-    s.sleep(Duration::from_micros(200));
-    assert!(s.estimator().cost(bucket_of(150_000)) > 7_000);
+    // The 9th is: its bucket averages in 11 µs, or starts from it.
+    while s.stats().os_waits <= COST_SAMPLE_EVERY {
+        s.sleep(Duration::from_micros(200));
+    }
+    let ninth = sim.waits()[COST_SAMPLE_EVERY as usize];
+    let b9 = bucket_of(ninth.target_ns - ninth.issued_ns);
+    let want = if b9 == b0 { 7_000 + (11_000 - 7_000) / 4 } else { 11_000 };
+    assert_eq!(s.estimator().cost(b9), want);
 }
 
 #[test]

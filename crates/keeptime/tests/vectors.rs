@@ -8,7 +8,7 @@
 use keeptime::estimate::{self, MarginEstimator, BUCKETS};
 use keeptime::sim::SimPlatform;
 use keeptime::{
-    plan_efficient, plan_exact, MissedTicks, Mode, Schedule, Sleeper, Step, TailTarget,
+    plan_efficient, plan_exact, MissedTicks, Mode, PlanStep, Schedule, Sleeper, Step, TailTarget,
 };
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -58,6 +58,10 @@ enum EstOp {
     Check,
     /// remaining, budget ppm, min_spin
     PlanExact(u64, u64, u64),
+    /// the same, exploring
+    PlanExplore(u64, u64, u64),
+    /// the same, after a split plan's first wait
+    PlanAfterSplit(u64, u64, u64),
     PlanEfficient(u64),
 }
 
@@ -72,7 +76,9 @@ fn state(e: &MarginEstimator) -> Value {
 
 fn plan_json(p: Option<keeptime::OsWaitPlan>) -> Value {
     match p {
-        Some(p) => json!({ "wait_ns": p.wait_ns, "split": p.split }),
+        Some(p) => {
+            json!({ "wait_ns": p.wait_ns, "split": p.split, "rest_budget_ppm": p.rest_budget_ppm })
+        }
         None => Value::Null,
     }
 }
@@ -101,9 +107,17 @@ fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
                 json!({ "op": "observe_cost", "wait_ns": wait, "cpu_ns": cpu })
             }
             EstOp::Check => json!({ "op": "check", "expect": state(&e) }),
-            EstOp::PlanExact(rem, budget, ms) => {
+            EstOp::PlanExact(rem, budget, ms)
+            | EstOp::PlanExplore(rem, budget, ms)
+            | EstOp::PlanAfterSplit(rem, budget, ms) => {
+                let step = PlanStep {
+                    first: !matches!(op, EstOp::PlanAfterSplit(..)),
+                    explore: matches!(op, EstOp::PlanExplore(..)),
+                    after_split: matches!(op, EstOp::PlanAfterSplit(..)),
+                };
                 json!({ "op": "plan_exact", "remaining_ns": rem, "budget_ppm": budget, "min_spin_ns": ms,
-                        "expect": plan_json(plan_exact(&e, *rem, *budget, *ms)) })
+                        "first": step.first, "explore": step.explore, "after_split": step.after_split,
+                        "expect": plan_json(plan_exact(&e, *rem, *budget, *ms, step)) })
             }
             EstOp::PlanEfficient(rem) => {
                 json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, *rem) })
@@ -134,7 +148,12 @@ fn replay_estimator_case(case: &Value) {
                     &e,
                     u("remaining_ns"),
                     u("budget_ppm"),
-                    u("min_spin_ns")
+                    u("min_spin_ns"),
+                    PlanStep {
+                        first: step["first"].as_bool().unwrap(),
+                        explore: step["explore"].as_bool().unwrap(),
+                        after_split: step["after_split"].as_bool().unwrap(),
+                    }
                 )),
                 step["expect"],
                 "{name} step {i}"
@@ -336,12 +355,33 @@ fn estimator_scenarios() -> Vec<Value> {
             ObserveCost(300_000, 4_000),
             Check,
             PlanExact(ms, 10_000, 0),
+            PlanAfterSplit(ms, 10_000, 0),
             PlanExact(600_000, 10_000, 0),
+            PlanAfterSplit(600_000, 10_000, 0),
             ObserveCost(300_000, 5_000_000),
             PlanExact(ms, 10_000, 0),
         ],
     ));
-    // 10. Median bins and the cost average (1/4 weight, truncating toward zero).
+    // 10. Young buckets: the 50 µs bucket has 20 samples (too few to set one
+    //     aside at 0.5 %), so its margin is never below the 1 ms bucket's;
+    //     exploring takes the split with the youngest short bucket anyway.
+    cases.push(run_estimator_case(
+        "young_buckets_and_exploration",
+        &[
+            Begin,
+            ObserveEach(900 * us, spread(300, 20_000, 10_000, 20, 60_000)),
+            ObserveEach(45 * us, vec![3_000; 20]),
+            ObserveEach(190 * us, spread(250, 4_000, 2_000, 0, 0)),
+            ObserveCost(900 * us, 3_000),
+            ObserveCost(45 * us, 2_000),
+            Check,
+            PlanExact(ms, 10_000, 0),
+            PlanExplore(ms, 10_000, 0),
+            PlanExplore(300 * us, 10_000, 0),
+            PlanExplore(60 * us, 10_000, 0),
+        ],
+    ));
+    // 11. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
         "median_and_cost",
         &[
