@@ -59,7 +59,7 @@ def test_keeptime_rows_carry_their_sleepers_stats(doc):
             assert st is None, c["method"]
             continue
         assert st["tail_target"] == keeptime.TAIL_BALANCED
-        assert st["sleeps"] == c["samples"]  # the warm-up is not counted
+        assert 1 <= st["sleeps"] <= c["samples"]  # the warm-up is not counted
         assert 0 <= st["late"] <= st["sleeps"]
         assert st["os_waits"] >= 0 and st["cpu_estimate_ns"] >= st["spin_ns"] >= 0
         if c["method"] == "keeptime-spin":

@@ -139,8 +139,10 @@ def test_the_target_can_be_set_while_another_thread_sleeps():
 # ---------------------------------------------------------------- stats
 
 
-def _check_invariants(st, sleeps):
-    assert st.sleeps == sleeps
+def _check_invariants(st, calls):
+    # A sleep whose deadline passed before keeptime looked (the thread was
+    # preempted in between) does not count, so a call need not be a sleep.
+    assert 1 <= st.sleeps <= calls
     assert 0 <= st.late <= st.sleeps
     assert st.os_waits >= 0
     assert st.cpu_estimate_ns >= st.spin_ns >= 0
@@ -188,7 +190,7 @@ def test_only_sleeps_that_wait_are_counted():
     s.sleep_until_ns(0)
     s.sleep_until_ns(time.monotonic_ns() - 1)
     assert s.stats() == keeptime.SleeperStats()
-    s.sleep_ns(10_000)
+    s.sleep(0.05)  # no preemption outlasts 50 ms between two clock reads
     assert s.stats().sleeps == 1
 
 
@@ -196,11 +198,11 @@ def test_reset_stats_starts_afresh():
     s = keeptime.Sleeper()
     for _ in range(5):
         s.sleep(0.0002)
-    assert s.stats().sleeps == 5
+    _check_invariants(s.stats(), 5)
     s.reset_stats()
     assert s.stats() == keeptime.SleeperStats()
     assert s.stats().late_share == 0.0
-    s.sleep(0.0002)
+    s.sleep(0.05)
     _check_invariants(s.stats(), 1)
 
 
@@ -221,6 +223,7 @@ def test_stats_from_many_threads_add_up():
         t.start()
     for t in threads:
         t.join()
+    assert done  # at least the first thread's sleeps got through
     _check_invariants(s.stats(), len(done))
 
 
