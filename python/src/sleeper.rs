@@ -12,10 +12,12 @@ use std::sync::{Mutex, PoisonError, TryLockError};
 /// Sleep for ``seconds`` (a float or an int), precisely: like ``time.sleep``
 /// but never shorter and typically well under a microsecond longer.
 ///
-/// The wait is an absolute OS wait until a learned margin before the
-/// deadline, then a spin on the clock, all with the GIL released; the margin
-/// is learned per thread. Ctrl-C raises ``KeyboardInterrupt`` as with
-/// ``time.sleep``. ``sleep(0)`` returns at once (about 0.1 µs).
+/// The wait is the cheapest plan of absolute OS waits then a spin on the
+/// clock that keeps at most 1 % of sleeps late (the default tail target;
+/// make a :class:`Sleeper` for another), all with the GIL released; what the
+/// plan is made from is learned per thread. Ctrl-C raises
+/// ``KeyboardInterrupt`` as with ``time.sleep``. ``sleep(0)`` returns at
+/// once (about 0.1 µs).
 ///
 /// Raises ``ValueError`` for a negative or NaN length, ``OverflowError`` past
 /// 2**64 - 1 ns (584 years), ``TypeError`` for anything but a number.

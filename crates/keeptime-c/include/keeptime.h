@@ -157,7 +157,8 @@ typedef enum kt_missed {
 typedef struct kt_schedule kt_schedule;
 
 /**
- * A precise sleeper with its own learned margins and mode (opaque).
+ * A precise sleeper with its own learned wake-up model, mode, tail target
+ * and stats (opaque).
  *
  * Create with `kt_sleeper_new` or `kt_sleeper_create`, free with
  * `kt_sleeper_free`. Use it from one thread at a time (it may move between
@@ -352,8 +353,8 @@ uint64_t kt_now_ns(void);
  * Returns `KT_OK`, or `KT_EINVAL` for a negative duration (without waiting).
  * A duration of 0 returns at once.
  *
- * Cost: about the learned margin (a few µs) of CPU per call, plus one or two
- * OS waits.
+ * Cost: the spin its plan leaves (a few µs on most machines) per call, plus
+ * one or two OS waits, at the default tail target (1 % of sleeps late).
  */
 int kt_sleep_ns(int64_t duration_ns);
 
@@ -391,7 +392,8 @@ struct kt_sleeper *kt_sleeper_new(int mode);
 int kt_sleeper_create(int mode, uint32_t flags, struct kt_sleeper **out);
 
 /**
- * Sleeps for `duration_ns` with this sleeper (its mode and margins).
+ * Sleeps for `duration_ns` with this sleeper (its mode, tail target and
+ * what it learned).
  *
  * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
  * negative duration (without waiting).
@@ -445,7 +447,8 @@ int kt_sleeper_sleep_until_ns_interruptible(struct kt_sleeper *sleeper,
 int kt_sleeper_mode(const struct kt_sleeper *sleeper, int *mode);
 
 /**
- * Switches this sleeper's mode; its learned margins are kept.
+ * Switches this sleeper's mode; what it learned, its tail target and its
+ * stats are kept.
  *
  * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for an
  * unknown mode (the sleeper is unchanged).

@@ -47,7 +47,8 @@ pub const KT_SLEEPER_KEEP_TIMER_SLACK: u32 = 1;
 #[allow(non_camel_case_types)]
 pub type kt_keep_going_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> c_int>;
 
-/// A precise sleeper with its own learned margins and mode (opaque).
+/// A precise sleeper with its own learned wake-up model, mode, tail target
+/// and stats (opaque).
 ///
 /// Create with `kt_sleeper_new` or `kt_sleeper_create`, free with
 /// `kt_sleeper_free`. Use it from one thread at a time (it may move between
@@ -122,8 +123,8 @@ pub extern "C" fn kt_now_ns() -> u64 {
 /// Returns `KT_OK`, or `KT_EINVAL` for a negative duration (without waiting).
 /// A duration of 0 returns at once.
 ///
-/// Cost: about the learned margin (a few µs) of CPU per call, plus one or two
-/// OS waits.
+/// Cost: the spin its plan leaves (a few µs on most machines) per call, plus
+/// one or two OS waits, at the default tail target (1 % of sleeps late).
 #[no_mangle]
 pub extern "C" fn kt_sleep_ns(duration_ns: i64) -> c_int {
     guard(|| {
@@ -193,7 +194,8 @@ pub unsafe extern "C" fn kt_sleeper_create(
     })
 }
 
-/// Sleeps for `duration_ns` with this sleeper (its mode and margins).
+/// Sleeps for `duration_ns` with this sleeper (its mode, tail target and
+/// what it learned).
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
 /// negative duration (without waiting).
@@ -294,7 +296,8 @@ pub unsafe extern "C" fn kt_sleeper_mode(sleeper: *const kt_sleeper, mode: *mut 
     })
 }
 
-/// Switches this sleeper's mode; its learned margins are kept.
+/// Switches this sleeper's mode; what it learned, its tail target and its
+/// stats are kept.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for an
 /// unknown mode (the sleeper is unchanged).
