@@ -438,11 +438,12 @@ def render(doc: Dict[str, Any]) -> str:
     return "".join(out)
 
 
-def sleeper_table(cells: Sequence[Dict[str, Any]]) -> str:
-    """The keeptime rows' sleeper stats: tail target, late share (ended late from
-    an OS wait), OS waits per sleep, and the sleeper's CPU estimate ÷ wall time
-    beside the CPU the thread clock measured. Empty without keeptime rows."""
-    rows = [("sleeper stats", "target", "late", "OS waits/sleep", "CPU est.", "CPU")]
+def sleeper_rows(cells: Sequence[Dict[str, Any]]) -> List[List[str]]:
+    """The keeptime rows' sleeper stats, header first: tail target, late share
+    (ended late from an OS wait), OS waits per sleep, and the sleeper's CPU
+    estimate ÷ wall time beside the CPU the thread clock measured. Only the
+    header without keeptime rows."""
+    rows = [["sleeper stats", "target", "late", "OS waits/sleep", "CPU est.", "CPU"]]
     for c in cells:
         s = c.get("sleeper")
         if s is None:
@@ -450,15 +451,21 @@ def sleeper_table(cells: Sequence[Dict[str, Any]]) -> str:
         sleeps = max(s["sleeps"], 1)
         exact = c["method"] in ("keeptime", "keeptime-rust")
         rows.append(
-            (
+            [
                 c["method"],
                 _format.percent(100 * s["tail_target"]) if exact else "—",
                 _format.percent(100 * s["late"] / sleeps),
                 f"{s['os_waits'] / sleeps:.2f}",
                 _format.percent(100 * s["cpu_estimate_ns"] / max(c["wall_ns"], 1)),
                 _format.percent(c["cpu_percent"]),
-            )
+            ]
         )
+    return rows
+
+
+def sleeper_table(cells: Sequence[Dict[str, Any]]) -> str:
+    """:func:`sleeper_rows` as aligned text (empty without keeptime rows)."""
+    rows = sleeper_rows(cells)
     if len(rows) == 1:
         return ""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -467,6 +474,16 @@ def sleeper_table(cells: Sequence[Dict[str, Any]]) -> str:
         for r in rows
     ]
     return "\n".join(lines) + "\n"
+
+
+def sleeper_table_markdown(cells: Sequence[Dict[str, Any]]) -> str:
+    """:func:`sleeper_rows` as a Markdown table (empty without keeptime rows)."""
+    rows = sleeper_rows(cells)
+    if len(rows) == 1:
+        return ""
+    out = ["| " + " | ".join(rows[0]) + " |", "|:---|" + "---:|" * (len(rows[0]) - 1)]
+    out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(out) + "\n"
 
 
 def _by_duration(doc: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
@@ -479,5 +496,7 @@ def _by_duration(doc: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
 def markdown(doc: Dict[str, Any]) -> str:
     """The result tables as Markdown (best figures in bold), one per duration."""
     return "\n".join(
-        f"wait {_format.duration(d)}\n\n{_format.table_markdown(cells)}" for d, cells in _by_duration(doc).items()
+        f"wait {_format.duration(d)}\n\n{_format.table_markdown(cells)}"
+        + (f"\n{sleeper_table_markdown(cells)}" if len(sleeper_rows(cells)) > 1 else "")
+        for d, cells in _by_duration(doc).items()
     )

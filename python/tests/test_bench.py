@@ -87,6 +87,7 @@ def test_tables_have_the_cli_columns(doc):
     assert "keeptime: p99" in text
     md = _bench.markdown(doc)
     assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples |" in md
+    assert md.count("| sleeper stats | target | late | OS waits/sleep | CPU est. | CPU |") == 2
 
 
 @pytest.mark.parametrize(
