@@ -5,7 +5,8 @@
 #   make test-c                   header freshness, C tests, examples via pkg-config and CMake
 #   make c-header                 regenerate crates/keeptime-c/include/keeptime.h (cbindgen)
 #   make c-asan / c-valgrind      the C tests under AddressSanitizer+UBSan / valgrind
-#   make bench-c                  nanosleep vs seed 001's compensation vs kt_sleep_ns
+#   make bench-c                  nanosleep vs seed 001's compensation vs keeptime
+#                                 (C_BENCH_ARGS="--tail-target strict" for another target)
 
 C_DIR       := crates/keeptime-c
 C_HEADER    := $(C_DIR)/include/keeptime.h
@@ -26,6 +27,8 @@ C_CHECK_BENCH := python3 $(C_DIR)/tests/check_bench_result.py
 CBINDGEN_VERSION := 0.29.4
 CBINDGEN := $(shell cbindgen --version 2>/dev/null | grep -qx 'cbindgen $(CBINDGEN_VERSION)' \
 	&& echo cbindgen || echo $(C_BUILD)/tools/bin/cbindgen)
+
+C_BENCH_ARGS ?=
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -152,7 +155,7 @@ bench-c: c-lib
 	$(CC) -std=c99 -O2 -Wall -Wextra -I$(C_DIR)/include examples/c/bench.c \
 		$(C_TARGET)/libkeeptime.a $(C_STATIC_LIBS) -o $(C_BUILD)/bench
 	$(CARGO) build --release --locked -q -p keeptime-c --example core_call
-	$(C_BUILD)/bench --json $(C_BUILD)/bench-c.json
+	$(C_BUILD)/bench $(C_BENCH_ARGS) --json $(C_BUILD)/bench-c.json
 	$(C_CHECK_BENCH) $(C_BUILD)/bench-c.json $(CURDIR)/spec
 	@echo "call cost, C library vs the Rust core called directly, alternating (5 rounds each):"
 	@for round in 1 2 3 4 5; do \

@@ -6,7 +6,9 @@
  *                        seed 001's situation (a 100 µs nanosleep took 216 µs)
  *   compensated          seed 001's fix: time X plain sleeps, TN = their mean
  *                        overshoot, then nanosleep(d - TN); may return early
- *   keeptime             kt_sleep_ns(d)
+ *   keeptime             a kt_sleeper in KT_MODE_EXACT at the tail target
+ *                        (--tail-target, default KT_TAIL_BALANCED: 1 %): what
+ *                        kt_sleep_ns(d) does, with the sleeper's stats
  *
  * plus, for reference, keeptime-efficient (keeptime's learned version of the
  * compensation) and spin-pause (a pure spin: the accuracy floor of this
@@ -14,10 +16,16 @@
  * after it returned − its deadline (start + d, start read just before the
  * call); CPU % = CLOCK_THREAD_CPUTIME_ID ÷ wall time over the measured waits.
  * Each cell runs on a fresh thread so no method inherits another's timer
- * slack. Then the cost of a call into the C library is measured.
+ * slack. The keeptime rows also print their sleeper's stats over the
+ * measured waits (kt_sleeper_stats): the tail target, the share of waits that
+ * ended late from an OS wait, OS waits per wait, and the sleeper's own CPU
+ * estimate ÷ wall time beside the measured CPU. Then the cost of a call into
+ * the C library is measured.
  *
  *   cc -O2 bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
- *   ./bench [--samples N] [--warmup N] [--json FILE] [--calls-only]
+ *   ./bench [--samples N] [--warmup N] [--tail-target T] [--json FILE] [--calls-only]
+ *
+ * T is relaxed, balanced, strict or a share such as 0.002.
  *
  * --json writes the project's bench result document (spec/bench-result.md);
  * --calls-only measures only the call cost (to alternate with the Rust
@@ -60,7 +68,10 @@ static const struct {
      "seed 001: nanosleep(d - TN), TN the mean overshoot of the warm-up's plain nanosleeps, default slack; "
      "may return early",
      "001", 1},
-    {"keeptime", "kt_sleep_ns(d): absolute OS wait to a learned margin, then spin; never early", NULL, 0},
+    {"keeptime",
+     "kt_sleeper in KT_MODE_EXACT (kt_sleep_ns's algorithm, with the sleeper's stats): the cheapest plan of "
+     "OS waits then a spin that meets the tail target; never early",
+     NULL, 0},
     {"keeptime-efficient",
      "kt_sleeper in KT_MODE_EFFICIENT: one OS wait shortened by the learned median overshoot; may return early",
      NULL, 1},
@@ -83,6 +94,9 @@ struct cell {
     uint64_t duration_ns, samples, warmup;
     long timer_slack_ns;
     uint64_t tn_ns; /* compensated: the estimated TN */
+    double tail_target;
+    int has_sleeper; /* keeptime rows: the sleeper's stats over the measured waits */
+    kt_sleep_stats sleeper;
     struct stats stats;
 };
 
@@ -171,18 +185,26 @@ static void *run_cell(void *arg) {
     struct cell *c = arg;
     const uint64_t d = c->duration_ns;
     int64_t *errors = malloc(c->samples * sizeof *errors);
-    kt_sleeper *efficient = NULL;
+    kt_sleeper *sleeper = NULL;
     uint64_t i, wall0 = 0, cpu0 = 0, last = 0;
     int64_t tn_sum = 0;
 
     if (!errors) return NULL;
-    if (c->method == KEEPTIME_EFFICIENT) efficient = kt_sleeper_new(KT_MODE_EFFICIENT);
+    if (c->method == KEEPTIME || c->method == KEEPTIME_EFFICIENT) {
+        sleeper = kt_sleeper_new(c->method == KEEPTIME ? KT_MODE_EXACT : KT_MODE_EFFICIENT);
+        if (!sleeper || kt_sleeper_set_tail_target(sleeper, c->tail_target) != KT_OK) {
+            free(errors);
+            kt_sleeper_free(sleeper);
+            return NULL;
+        }
+    }
 
     for (i = 0; i < c->warmup + c->samples; i++) {
         uint64_t start, deadline, woke;
         if (i == c->warmup) {
             if (c->method == COMPENSATED && c->warmup)
                 c->tn_ns = tn_sum > 0 ? (uint64_t)tn_sum / c->warmup : 0;
+            if (sleeper) kt_sleeper_reset_stats(sleeper); /* keeps what it learned */
             cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
             wall0 = mono_ns();
         }
@@ -193,8 +215,8 @@ static void *run_cell(void *arg) {
         case COMPENSATED:
             if (d > c->tn_ns) nanosleep_ns(d - c->tn_ns);
             break;
-        case KEEPTIME: kt_sleep_ns((int64_t)d); break;
-        case KEEPTIME_EFFICIENT: kt_sleeper_sleep_until_ns(efficient, deadline, NULL); break;
+        case KEEPTIME:
+        case KEEPTIME_EFFICIENT: kt_sleeper_sleep_until_ns(sleeper, deadline, NULL); break;
         case SPIN_PAUSE: spin_until(deadline); break;
         default: break;
         }
@@ -204,9 +226,10 @@ static void *run_cell(void *arg) {
         last = woke;
     }
     compute_stats(&c->stats, errors, c->samples, last - wall0, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    c->has_sleeper = sleeper && kt_sleeper_stats(sleeper, &c->sleeper) == KT_OK;
     /* In force during the cell: keeptime set 1 ns on its first sleep. */
     c->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-    kt_sleeper_free(efficient);
+    kt_sleeper_free(sleeper);
     return NULL;
 }
 
@@ -327,6 +350,7 @@ static void json_str(FILE *f, const char *s) {
 
 int main(int argc, char **argv) {
     uint64_t samples = 1000, warmup = 100;
+    double tail_target = KT_TAIL_BALANCED;
     int calls_only = 0, samples_given = 0, warmup_given = 0;
     const char *json_path = NULL;
     struct cell cells[N_DURATIONS * N_METHODS];
@@ -346,10 +370,33 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) {
             warmup = strtoull(argv[++a], NULL, 10);
             warmup_given = 1;
+        } else if (strcmp(argv[a], "--tail-target") == 0 && a + 1 < argc) {
+            const char *t = argv[++a];
+            char *end = NULL;
+            kt_sleeper *check = kt_sleeper_new(KT_MODE_EXACT);
+            if (strcmp(t, "relaxed") == 0) tail_target = KT_TAIL_RELAXED;
+            else if (strcmp(t, "balanced") == 0) tail_target = KT_TAIL_BALANCED;
+            else if (strcmp(t, "strict") == 0) tail_target = KT_TAIL_STRICT;
+            else {
+                tail_target = strtod(t, &end);
+                if (end == t || *end) tail_target = NAN;
+            }
+            /* The library decides what is a valid target, and holds it in ppm. */
+            if (!check || kt_sleeper_set_tail_target(check, tail_target) != KT_OK ||
+                kt_sleeper_tail_target(check, &tail_target) != KT_OK) {
+                fprintf(stderr,
+                        "%s: invalid tail target '%s': expected relaxed, balanced, strict or a share strictly "
+                        "between 0 and 1 (at least 0.000001), e.g. 0.01\n",
+                        argv[0], t);
+                kt_sleeper_free(check);
+                return 2;
+            }
+            kt_sleeper_free(check);
         } else if (strcmp(argv[a], "--json") == 0 && a + 1 < argc) json_path = argv[++a];
         else if (strcmp(argv[a], "--calls-only") == 0) calls_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--json FILE] [--calls-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--samples N] [--warmup N] [--tail-target T] [--json FILE] [--calls-only]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -379,7 +426,10 @@ int main(int argc, char **argv) {
     printf("keeptime C bench: libkeeptime %s, %s %s, clocksource %s, timer slack %ld ns, %" PRIu64
            " samples per cell after %" PRIu64 " warm-up\n",
            kt_version(), un.sysname, un.release, clocksource, slack0, samples, warmup);
-    printf("error = first CLOCK_MONOTONIC reading after return - deadline; a shared machine is noisy\n\n");
+    printf("error = first CLOCK_MONOTONIC reading after return - deadline; a shared machine is noisy\n");
+    printf("keeptime rows: tail target %g %%; their sleeper's stats over the measured waits: late = ended after the\n"
+           "deadline from an OS wait, OS waits per wait, CPU est. = the sleeper's CPU estimate / wall time\n\n",
+           100 * tail_target);
     printf("%-9s %-20s %10s %10s %10s %7s %7s\n", "duration", "method", "p50", "p99", "max", "early",
            "CPU %");
 
@@ -393,6 +443,7 @@ int main(int argc, char **argv) {
             c->duration_ns = durations_ns[i];
             c->samples = samples;
             c->warmup = warmup;
+            c->tail_target = tail_target;
             /* A fresh thread inherits main's (default) timer slack, never one a
              * keeptime cell set to 1 ns. */
             pthread_create(&t, NULL, run_cell, c);
@@ -402,6 +453,12 @@ int main(int argc, char **argv) {
                    methods[m].name, c->stats.p50 / 1e3, c->stats.p99 / 1e3, c->stats.max / 1e3, c->stats.early,
                    c->stats.cpu_percent);
             if (m == COMPENSATED) printf("  (TN %.1f us)", c->tn_ns / 1e3);
+            if (c->has_sleeper) {
+                double waits = c->sleeper.sleeps ? (double)c->sleeper.sleeps : 1.0;
+                printf("  late %.2f%%, %.2f OS waits/wait, CPU est. %.1f%%", 100.0 * (double)c->sleeper.late / waits,
+                       (double)c->sleeper.os_waits / waits,
+                       c->stats.wall_ns ? 100.0 * (double)c->sleeper.cpu_estimate_ns / (double)c->stats.wall_ns : 0);
+            }
             printf("\n");
         }
     }
@@ -475,10 +532,18 @@ int main(int argc, char **argv) {
                     ", \"mean_ns\": %.3f, \"stddev_ns\": %.3f, \"p50_ns\": %" PRId64 ", \"p90_ns\": %" PRId64
                     ", \"p99_ns\": %" PRId64 ", \"p999_ns\": %" PRId64 ", \"max_ns\": %" PRId64
                     ", \"early\": %" PRIu64 ", \"cpu_percent\": %.3f, \"wall_ns\": %" PRIu64
-                    ", \"cpu_ns\": %" PRIu64 ", \"histogram\": [",
+                    ", \"cpu_ns\": %" PRIu64 ", ",
                     methods[cells[i].method].name, cells[i].duration_ns, cells[i].warmup,
                     cells[i].timer_slack_ns, s->samples, s->min, s->mean, s->stddev, s->p50, s->p90, s->p99,
                     s->p999, s->max, s->early, s->cpu_percent, s->wall_ns, s->cpu_ns);
+            if (cells[i].has_sleeper) {
+                const kt_sleep_stats *st = &cells[i].sleeper;
+                fprintf(f,
+                        "\"sleeper\": {\"tail_target\": %.6f, \"sleeps\": %" PRIu64 ", \"late\": %" PRIu64
+                        ", \"os_waits\": %" PRIu64 ", \"spin_ns\": %" PRIu64 ", \"cpu_estimate_ns\": %" PRIu64 "}, ",
+                        cells[i].tail_target, st->sleeps, st->late, st->os_waits, st->spin_ns, st->cpu_estimate_ns);
+            }
+            fprintf(f, "\"histogram\": [");
             while (k < s->samples) {
                 int64_t le = upper_edge(s->sorted[k]);
                 uint64_t count = 0;

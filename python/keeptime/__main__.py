@@ -72,6 +72,20 @@ def _count(text: str) -> int:
     return 0 if text.strip() == "0" else _positive_int(text)
 
 
+def _tail_target(text: str) -> float:
+    """relaxed, balanced, strict, a share (0.01) or a percentage (1%)."""
+    t = text.strip().lower()
+    presets = {"relaxed": keeptime.TAIL_RELAXED, "balanced": keeptime.TAIL_BALANCED, "strict": keeptime.TAIL_STRICT}
+    try:
+        share = presets[t] if t in presets else float(t[:-1]) / 100 if t.endswith("%") else float(t)
+        return keeptime.Sleeper(tail_target=share).tail_target
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid tail target {text!r}: expected relaxed, balanced, strict, a share strictly between "
+            "0 and 1 (e.g. 0.01) or a percentage (e.g. 1%)"
+        ) from None
+
+
 def _budget(text: str) -> float:
     ns = parse_duration_ns(text, default_unit="s")
     if ns < 1:
@@ -101,6 +115,7 @@ def bench(args: argparse.Namespace) -> int:
         samples=args.samples,
         warmup=args.warmup,
         budget_s=args.budget,
+        tail_target=args.tail_target,
     )
     doc = _bench.run(config, progress=sys.stderr if sys.stderr.isatty() else None)
     out.write(_bench.render(doc))
@@ -169,6 +184,12 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--samples", type=_positive_int, help="exact samples per method and duration (default: fit the budget)")
     b.add_argument("--warmup", type=_count, help="warm-up waits per method and duration (default: about 50 ms worth)")
     b.add_argument("--budget", type=_budget, help=f"overall time budget, e.g. 30s (default {_bench.DEFAULT_BUDGET_S:.0f}s, none with --samples)")
+    b.add_argument(
+        "--tail-target",
+        type=_tail_target,
+        default=keeptime.TAIL_BALANCED,
+        help="the keeptime rows' tail target: relaxed, balanced (default, 1%%), strict, or a share like 0.002",
+    )
     b.add_argument("--export-json", metavar="FILE", help="write the bench result document (spec/bench-result.md); - for stdout")
     b.add_argument("--export-markdown", metavar="FILE", help="write the tables as Markdown; - for stdout")
     b.add_argument("--no-ffi", action="store_true", help="skip measuring the cost of one keeptime.sleep(0) call")

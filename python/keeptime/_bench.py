@@ -15,6 +15,13 @@ the wait and the reading; nothing is allocated inside it.
 The ``keeptime-rust`` row is the same keeptime wait driven from a Rust loop
 (no Python between waits): the core's own figure in the same run, to show
 what calling from Python costs.
+
+Every keeptime row runs its own sleeper (exact mode at the tail target
+``--tail-target``, default 1 %) and reports the sleeper's stats over the
+measured samples (in the JSON as each cell's ``sleeper``): the share of
+sleeps that ended late from an OS wait, OS waits per sleep, and the CPU the
+sleeper estimates it spent (learned OS-wait costs plus spin time) beside the
+CPU the thread clock measured.
 """
 
 from __future__ import annotations
@@ -69,8 +76,9 @@ METHODS = (
     ),
     Method(
         "keeptime",
-        "keeptime.sleep(d) (Mode exact): absolute OS wait to a learned margin, then spin, GIL released; "
-        "never early",
+        "keeptime.Sleeper(tail_target=T).sleep(d) (Mode exact, keeptime.sleep's algorithm with the "
+        "sleeper's stats): the cheapest plan of OS waits then a spin that meets the tail target, "
+        "GIL released; never early",
         None,
         False,
         False,
@@ -85,7 +93,8 @@ METHODS = (
     ),
     Method(
         "keeptime-spin",
-        "keeptime.Sleeper(mode='spin').sleep(d): pure spin with pause, yielding after 50 µs, GIL released",
+        "keeptime.Sleeper(mode='spin').sleep(d): pure spin with pause (after 50 µs yielding while the "
+        "deadline is more than 20 µs away), GIL released",
         None,
         False,
         False,
@@ -160,22 +169,42 @@ def _busy_loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
     return i
 
 
-def _run_python_cell(method: str, d: int, warmup: int, max_n: int, min_n: int, limit_ns: int) -> Dict[str, Any]:
+#: The sleeper mode of each keeptime row measured from Python.
+_SLEEPER_MODES: Dict[str, _keeptime._Mode] = {
+    "keeptime": "exact",
+    "keeptime-efficient": "efficient",
+    "keeptime-spin": "spin",
+}
+
+
+def sleeper_cell(target: float, stats: keeptime.SleeperStats) -> Dict[str, Any]:
+    """A cell's ``sleeper``: the tail target and the sleeper's stats over the measured samples.
+
+    >>> sleeper_cell(0.01, keeptime.SleeperStats(sleeps=10, late=1, os_waits=12, spin_ns=50, cpu_estimate_ns=90))
+    {'tail_target': 0.01, 'sleeps': 10, 'late': 1, 'os_waits': 12, 'spin_ns': 50, 'cpu_estimate_ns': 90}
+    """
+    return {"tail_target": target, **stats.to_dict()}
+
+
+def _run_python_cell(
+    method: str, d: int, warmup: int, max_n: int, min_n: int, limit_ns: int, tail_target: float
+) -> Dict[str, Any]:
+    sleeper: Optional[keeptime.Sleeper] = None
     if method == "busy-loop":
         loop = _busy_loop
     else:
-        sleep = {
-            "time-sleep": time.sleep,
-            "keeptime": keeptime.sleep,
-            "keeptime-efficient": keeptime.Sleeper(mode="efficient").sleep,
-            "keeptime-spin": keeptime.Sleeper(mode="spin").sleep,
-        }[method]
+        sleep: Callable[[float], Any] = time.sleep
+        if method in _SLEEPER_MODES:
+            sleeper = keeptime.Sleeper(_SLEEPER_MODES[method], tail_target=tail_target)
+            sleep = sleeper.sleep
 
         def loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
             return _sleep_loop(sleep, d, errors, min_n, limit_ns)
 
     if warmup:
         loop(d, [0] * warmup, warmup, 0)
+    if sleeper is not None:
+        sleeper.reset_stats()  # what it learned stays; the stats cover the measured samples
     errors = [0] * max_n
     cpu_start = time.thread_time_ns()
     wall_start = time.monotonic_ns()
@@ -183,12 +212,17 @@ def _run_python_cell(method: str, d: int, warmup: int, max_n: int, min_n: int, l
     wall = time.monotonic_ns() - wall_start
     cpu = time.thread_time_ns() - cpu_start
     del errors[n:]
-    return _stats.stats(errors, wall, cpu)
+    st = _stats.stats(errors, wall, cpu)
+    if sleeper is not None:
+        st["sleeper"] = sleeper_cell(sleeper.tail_target, sleeper.stats())
+    return st
 
 
-def _run_rust_cell(d: int, warmup: int, n: int) -> Dict[str, Any]:
-    errors, wall, cpu = _keeptime._measure_core("exact", d, n, warmup)
-    return _stats.stats(errors, wall, cpu)
+def _run_rust_cell(d: int, warmup: int, n: int, tail_target: float) -> Dict[str, Any]:
+    errors, wall, cpu, counters = _keeptime._measure_core("exact", d, n, warmup, tail_target)
+    st = _stats.stats(errors, wall, cpu)
+    st["sleeper"] = sleeper_cell(tail_target, keeptime.SleeperStats(*counters))
+    return st
 
 
 # ---------------------------------------------------------------- the run
@@ -203,6 +237,7 @@ class Config:
     samples: Optional[int] = None
     warmup: Optional[int] = None
     budget_s: Optional[float] = None
+    tail_target: float = keeptime.TAIL_BALANCED
 
 
 def _rfc3339_now() -> str:
@@ -275,6 +310,7 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
     unknown = [m for m in config.methods if m not in METHODS_BY_NAME]
     if unknown:
         raise ValueError(f"unknown method {unknown[0]!r} (expected one of {', '.join(METHODS_BY_NAME)})")
+    tail_target = keeptime.Sleeper(tail_target=config.tail_target).tail_target  # checked, as held
     created = _rfc3339_now()
     startup_slack = _keeptime._timer_slack_ns()  # before anything here changes it
     machine = machine_of(_quick_clocks().machine, startup_slack)
@@ -294,9 +330,11 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
             progress.flush()
         slack = _set_slack(startup_slack if method.default_slack else 1)
         if name == "keeptime-rust":
-            st = _run_rust_cell(d, plan.warmup, plan.rust_samples)
+            st = _run_rust_cell(d, plan.warmup, plan.rust_samples, tail_target)
         else:
-            st = _run_python_cell(name, d, plan.warmup, plan.max_samples, plan.min_samples, plan.time_limit_ns)
+            st = _run_python_cell(
+                name, d, plan.warmup, plan.max_samples, plan.min_samples, plan.time_limit_ns, tail_target
+            )
         results.append(
             {"method": name, "duration_ns": d, "warmup": plan.warmup, "timer_slack_ns": slack, **st}
         )
@@ -396,7 +434,56 @@ def render(doc: Dict[str, Any]) -> str:
         v = _format.verdict(cells)
         if v:
             out.append(v + "\n")
+        out.append(sleeper_table(cells))
     return "".join(out)
+
+
+def sleeper_rows(cells: Sequence[Dict[str, Any]]) -> List[List[str]]:
+    """The keeptime rows' sleeper stats, header first: tail target, late share
+    (ended late from an OS wait), OS waits per sleep, and the sleeper's CPU
+    estimate ÷ wall time beside the CPU the thread clock measured. Only the
+    header without keeptime rows."""
+    rows = [["sleeper stats", "target", "late", "OS waits/sleep", "CPU est.", "CPU"]]
+    for c in cells:
+        s = c.get("sleeper")
+        if s is None:
+            continue
+        sleeps = max(s["sleeps"], 1)
+        exact = c["method"] in ("keeptime", "keeptime-rust")
+        rows.append(
+            [
+                c["method"],
+                _format.percent(100 * s["tail_target"]) if exact else "—",
+                _format.percent(100 * s["late"] / sleeps),
+                f"{s['os_waits'] / sleeps:.2f}",
+                _format.percent(100 * s["cpu_estimate_ns"] / max(c["wall_ns"], 1)),
+                _format.percent(c["cpu_percent"]),
+            ]
+        )
+    return rows
+
+
+def sleeper_table(cells: Sequence[Dict[str, Any]]) -> str:
+    """:func:`sleeper_rows` as aligned text (empty without keeptime rows)."""
+    rows = sleeper_rows(cells)
+    if len(rows) == 1:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        ("  " + r[0].ljust(widths[0]) + "".join("  " + t.rjust(w) for t, w in zip(r[1:], widths[1:]))).rstrip()
+        for r in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sleeper_table_markdown(cells: Sequence[Dict[str, Any]]) -> str:
+    """:func:`sleeper_rows` as a Markdown table (empty without keeptime rows)."""
+    rows = sleeper_rows(cells)
+    if len(rows) == 1:
+        return ""
+    out = ["| " + " | ".join(rows[0]) + " |", "|:---|" + "---:|" * (len(rows[0]) - 1)]
+    out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(out) + "\n"
 
 
 def _by_duration(doc: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
@@ -409,5 +496,7 @@ def _by_duration(doc: Dict[str, Any]) -> Dict[int, List[Dict[str, Any]]]:
 def markdown(doc: Dict[str, Any]) -> str:
     """The result tables as Markdown (best figures in bold), one per duration."""
     return "\n".join(
-        f"wait {_format.duration(d)}\n\n{_format.table_markdown(cells)}" for d, cells in _by_duration(doc).items()
+        f"wait {_format.duration(d)}\n\n{_format.table_markdown(cells)}"
+        + (f"\n{sleeper_table_markdown(cells)}" if len(sleeper_rows(cells)) > 1 else "")
+        for d, cells in _by_duration(doc).items()
     )

@@ -10,10 +10,18 @@ _Missed: TypeAlias = Literal["skip", "burst", "delay"]
 """A ticker's missed-tick policy (any case is accepted)."""
 _Seconds: TypeAlias = Union[float, SupportsIndex]
 """A length in seconds: a float, or an int (or anything with ``__index__``)."""
+_TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
+"""A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'Ticker', 'Tick', 'TickerStats', 'Schedule', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core']
 
 __version__: str
+TAIL_RELAXED: float
+"""Tail target preset: 5 % of exact sleeps may end late (0.05)."""
+TAIL_BALANCED: float
+"""Tail target preset: 1 % of exact sleeps may end late (0.01, the default)."""
+TAIL_STRICT: float
+"""Tail target preset: 0.1 % of exact sleeps may end late (0.001)."""
 
 def sleep(seconds: _Seconds) -> None:
     """Sleep for ``seconds``, precisely: never shorter, typically well under a µs longer.
@@ -30,13 +38,18 @@ def sleep_until_ns(deadline_ns: SupportsIndex) -> int:
 
 @final
 class Sleeper:
-    """A precise sleeper with its own learned margins, mode and knobs.
+    """A precise sleeper with its own learned wake-ups, mode, tail target and stats.
 
     Shareable between threads, but sleeps for one thread at a time (RuntimeError otherwise).
     """
 
     def __new__(
-        cls, mode: _Mode = "exact", *, timer_slack: bool = True, min_spin: Optional[_Seconds] = None
+        cls,
+        mode: _Mode = "exact",
+        *,
+        timer_slack: bool = True,
+        min_spin: Optional[_Seconds] = None,
+        tail_target: Optional[_TailTarget] = None,
     ) -> Self: ...
     def sleep(self, seconds: _Seconds) -> None:
         """Sleep for ``seconds`` in this sleeper's mode."""
@@ -54,7 +67,46 @@ class Sleeper:
         """Whether waiting threads get a 1 ns Linux timer slack."""
     @property
     def min_spin_ns(self) -> int:
-        """The shortest final spin of an exact sleep, ns (0: only the learned margin)."""
+        """The shortest final spin of an exact sleep, ns (0: only what the tail target needs)."""
+    @property
+    def tail_target(self) -> float:
+        """Share of exact sleeps allowed to end late (e.g. 0.01); settable to a share in (0, 1) or a preset name."""
+    @tail_target.setter
+    def tail_target(self, target: _TailTarget) -> Self: ...
+    def stats(self) -> SleeperStats:
+        """What this sleeper has spent since it was made (or since reset_stats)."""
+    def reset_stats(self) -> None:
+        """Start the stats afresh; what was learned is kept."""
+
+@final
+class SleeperStats:
+    """What a Sleeper has spent: sleeps, late sleeps, OS waits, spin time, CPU estimate."""
+
+    def __new__(
+        cls, sleeps: int = 0, late: int = 0, os_waits: int = 0, spin_ns: int = 0, cpu_estimate_ns: int = 0
+    ) -> Self: ...
+    @property
+    def sleeps(self) -> int:
+        """Sleeps that had to wait."""
+    @property
+    def late(self) -> int:
+        """Sleeps that ended after their deadline because an OS wait woke the thread late."""
+    @property
+    def os_waits(self) -> int:
+        """OS waits issued."""
+    @property
+    def spin_ns(self) -> int:
+        """Time spent spinning, ns."""
+    @property
+    def cpu_estimate_ns(self) -> int:
+        """Estimated thread CPU, ns: the learned cost of each OS wait plus the spin."""
+    @property
+    def late_share(self) -> float:
+        """late / sleeps (0.0 before the first sleep)."""
+    def to_dict(self) -> dict[str, int]:
+        """The counters as a dict, in field order."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
 
 @final
 class Tick:
@@ -186,4 +238,6 @@ def _clocks_json(
 ) -> str: ...
 def _timer_slack_ns() -> Optional[int]: ...
 def _set_timer_slack_ns(ns: int) -> None: ...
-def _measure_core(mode: _Mode, duration_ns: int, samples: int, warmup: int) -> Tuple[List[int], int, int]: ...
+def _measure_core(
+    mode: _Mode, duration_ns: int, samples: int, warmup: int, tail_target: Optional[_TailTarget] = None
+) -> Tuple[List[int], int, int, Tuple[int, int, int, int, int]]: ...

@@ -1,6 +1,6 @@
 //! Native helpers for `python -m keeptime bench` (private: `keeptime._keeptime._*`).
 
-use crate::convert::mode_arg;
+use crate::convert::{mode_arg, tail_target_arg};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -20,18 +20,29 @@ pub fn _set_timer_slack_ns(ns: u64) -> PyResult<()> {
 /// Rust loop (no Python between the waits), sleep-style like the Python
 /// rows: `warmup` unrecorded waits, then `samples` waits of `duration_ns`,
 /// each error the first clock reading after the wait minus its deadline.
-/// Returns `(errors, wall_ns, cpu_ns)`; the GIL is released throughout.
+/// Returns `(errors, wall_ns, cpu_ns, stats)`, `stats` the sleeper's
+/// `(sleeps, late, os_waits, spin_ns, cpu_estimate_ns)` over the samples;
+/// the GIL is released throughout.
 #[pyfunction]
+#[pyo3(signature = (mode, duration_ns, samples, warmup, tail_target = None))]
 pub fn _measure_core(
     py: Python<'_>,
     mode: &str,
     duration_ns: u64,
     samples: usize,
     warmup: usize,
-) -> PyResult<(Vec<i64>, u64, u64)> {
+    tail_target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CoreMeasurement> {
     let mode = mode_arg(mode)?;
+    let target = match tail_target {
+        Some(target) => tail_target_arg(target)?,
+        None => keeptime::TailTarget::default(),
+    };
     Ok(py.detach(|| {
-        let mut sleeper = keeptime::Sleeper::builder().mode(mode).build();
+        let mut sleeper = keeptime::Sleeper::builder()
+            .mode(mode)
+            .tail_target(target)
+            .build();
         let wait = |sleeper: &mut keeptime::Sleeper| {
             let deadline = keeptime::os::monotonic_ns().saturating_add(duration_ns);
             sleeper.sleep_until_ns(deadline);
@@ -41,6 +52,7 @@ pub fn _measure_core(
         for _ in 0..warmup {
             wait(&mut sleeper);
         }
+        sleeper.reset_stats();
         let mut errors = Vec::with_capacity(samples);
         let cpu_start = keeptime::os::thread_cpu_ns();
         let wall_start = keeptime::os::monotonic_ns();
@@ -49,6 +61,17 @@ pub fn _measure_core(
         }
         let wall = keeptime::os::monotonic_ns() - wall_start;
         let cpu = keeptime::os::thread_cpu_ns() - cpu_start;
-        (errors, wall, cpu)
+        let st = sleeper.stats();
+        let counters = (
+            st.sleeps,
+            st.late,
+            st.os_waits,
+            st.spin_ns,
+            st.cpu_estimate_ns,
+        );
+        (errors, wall, cpu, counters)
     }))
 }
+
+/// What [`_measure_core`] returns: errors, wall ns, CPU ns, sleeper stats.
+type CoreMeasurement = (Vec<i64>, u64, u64, (u64, u64, u64, u64, u64));

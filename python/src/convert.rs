@@ -2,10 +2,10 @@
 //! `ValueError` for negative and NaN, `OverflowError` for too large,
 //! `TypeError` for anything that is not a number.
 
-use keeptime::{MissedTicks, Mode};
-use pyo3::exceptions::{PyOverflowError, PyValueError};
+use keeptime::{MissedTicks, Mode, TailTarget};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyFloat;
+use pyo3::types::{PyFloat, PyString};
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 /// 2**64 as a float: the first value that does not fit in `u64` nanoseconds.
@@ -129,4 +129,48 @@ pub fn missed_arg(name: &str) -> PyResult<MissedTicks> {
             "missed must be 'skip', 'burst' or 'delay', not '{name}'"
         ))
     })
+}
+
+/// The smallest tail target (spec/sleep.md): 1 ppm.
+const MIN_TAIL_SHARE: f64 = 1e-6;
+
+/// What a tail target accepts, for its error messages.
+const TAIL_TARGET_ACCEPTS: &str =
+    "a share strictly between 0 and 1 (at least 1e-06, e.g. 0.01 for 1 %) or 'relaxed', 'balanced' or 'strict'";
+
+/// A tail target: a share in `(0, 1)` (a float, an int, or anything with
+/// `__float__`), or a preset name `"relaxed"`, `"balanced"` or `"strict"`
+/// (any case). `TypeError` for anything else, `ValueError` for NaN, a share
+/// out of range or an unknown name: never clamped.
+pub fn tail_target_arg(obj: &Bound<'_, PyAny>) -> PyResult<TailTarget> {
+    let bad_value = || -> PyResult<PyErr> {
+        Ok(PyValueError::new_err(format!(
+            "tail_target must be {TAIL_TARGET_ACCEPTS}, not {}",
+            obj.repr()?
+        )))
+    };
+    if let Ok(name) = obj.cast::<PyString>() {
+        return match name.to_cow()?.trim().to_ascii_lowercase().as_str() {
+            "relaxed" => Ok(TailTarget::RELAXED),
+            "balanced" => Ok(TailTarget::BALANCED),
+            "strict" => Ok(TailTarget::STRICT),
+            _ => Err(bad_value()?),
+        };
+    }
+    let share = match obj.extract::<f64>() {
+        Ok(share) => share,
+        // An int too large for a float is a number out of range.
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => return Err(bad_value()?),
+        Err(_) => {
+            return Err(PyTypeError::new_err(format!(
+                "tail_target must be {TAIL_TARGET_ACCEPTS}, not '{}'",
+                obj.get_type().name()?
+            )))
+        }
+    };
+    // spec/sleep.md rejects shares below 10⁻⁶ (the core would round 5e-7 up to 1 ppm).
+    match TailTarget::new(share) {
+        Ok(target) if share >= MIN_TAIL_SHARE => Ok(target),
+        _ => Err(bad_value()?),
+    }
 }

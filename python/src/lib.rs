@@ -16,6 +16,10 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sleeper::sleep_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sleeper::sleep_until_ns, m)?)?;
     m.add_class::<sleeper::PySleeper>()?;
+    m.add_class::<sleeper::PySleeperStats>()?;
+    m.add("TAIL_RELAXED", keeptime::TailTarget::RELAXED.share())?;
+    m.add("TAIL_BALANCED", keeptime::TailTarget::BALANCED.share())?;
+    m.add("TAIL_STRICT", keeptime::TailTarget::STRICT.share())?;
     m.add_class::<ticker::PyTicker>()?;
     m.add_class::<ticker::PyTick>()?;
     m.add_class::<ticker::PyTickerStats>()?;

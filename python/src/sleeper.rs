@@ -1,20 +1,23 @@
 //! `keeptime.Sleeper` and the free sleep functions.
 
-use crate::convert::{deadline_arg, mode_arg, ns_arg, seconds_to_ns, Length};
+use crate::convert::{deadline_arg, mode_arg, ns_arg, seconds_to_ns, tail_target_arg, Length};
 use crate::wait::{self, sleep_until_on_thread};
-use keeptime::Mode;
+use keeptime::{Mode, SleeperStats, TailTarget};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, TryLockError};
+use pyo3::types::{PyDict, PyFloat};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::{Mutex, PoisonError, TryLockError};
 
 /// Sleep for ``seconds`` (a float or an int), precisely: like ``time.sleep``
 /// but never shorter and typically well under a microsecond longer.
 ///
-/// The wait is an absolute OS wait until a learned margin before the
-/// deadline, then a spin on the clock, all with the GIL released; the margin
-/// is learned per thread. Ctrl-C raises ``KeyboardInterrupt`` as with
-/// ``time.sleep``. ``sleep(0)`` returns at once (about 0.1 µs).
+/// The wait is the cheapest plan of absolute OS waits then a spin on the
+/// clock that keeps at most 1 % of sleeps late (the default tail target;
+/// make a :class:`Sleeper` for another), all with the GIL released; what the
+/// plan is made from is learned per thread. Ctrl-C raises
+/// ``KeyboardInterrupt`` as with ``time.sleep``. ``sleep(0)`` returns at
+/// once (about 0.1 µs).
 ///
 /// Raises ``ValueError`` for a negative or NaN length, ``OverflowError`` past
 /// 2**64 - 1 ns (584 years), ``TypeError`` for anything but a number.
@@ -62,38 +65,53 @@ pub fn sleep_until_ns(py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResul
     sleep_until_on_thread(py, deadline)
 }
 
-/// A precise sleeper with its own learned margins, mode and knobs.
+/// A precise sleeper with its own learned wake-ups, mode and knobs.
 ///
 /// ``mode`` trades accuracy for CPU:
 ///
-/// * ``"exact"`` (default): OS waits end a learned margin before the deadline
-///   and a spin finishes the sleep. Never early; typically within a fraction
-///   of a microsecond, at the CPU cost of the margin (a few µs) per sleep.
+/// * ``"exact"`` (default): per sleep, the plan with the least expected CPU
+///   (one or two OS waits then a spin on the clock, or a pure spin) whose
+///   predicted share of late sleeps meets ``tail_target``, from this
+///   machine's learned OS wake-ups and their CPU cost. Never early; outside
+///   that share, within a fraction of a microsecond.
 /// * ``"efficient"``: one OS wait shortened by the learned *median*
 ///   overshoot, no spin. Almost no CPU, but **may return a few µs early**
 ///   (about half of the time) and cannot wait less than the OS's wake-up
 ///   latency.
-/// * ``"spin"``: a pure spin on the clock (yielding after 50 µs): the most
-///   accurate, and a whole core for the whole wait.
+/// * ``"spin"``: a pure spin on the clock (after 50 µs it yields while the
+///   deadline is more than 20 µs away): the most accurate, and a whole core
+///   for the whole wait.
+///
+/// ``tail_target`` (exact mode) is the share of sleeps allowed to end late
+/// because the OS woke the thread after the deadline: a float strictly
+/// between 0 and 1 (at least 1e-06; held in parts per million), or a preset
+/// name: ``"relaxed"`` (:data:`TAIL_RELAXED`, 5 %), ``"balanced"``
+/// (:data:`TAIL_BALANCED`, 1 %, the default: a spin-level p99) or
+/// ``"strict"`` (:data:`TAIL_STRICT`, 0.1 %). A stricter target spins
+/// longer. ``TypeError`` for anything but a number or a string,
+/// ``ValueError`` for NaN, a share out of range or an unknown name; nothing
+/// is clamped. Settable.
 ///
 /// ``timer_slack=True`` sets the waiting thread's Linux timer slack to 1 ns
 /// (per thread, and it stays); ``False`` leaves the default 50 µs and the
-/// margins learn the larger overshoot.
+/// sleeper learns the larger overshoot.
 ///
 /// ``min_spin`` (seconds, default 0) is the shortest spin that finishes an
 /// ``"exact"`` sleep: the last OS wait ends at least that long before the
-/// deadline. The learned margin covers roughly the 97th percentile of the
-/// OS's wake-up overshoot; on virtual machines the rarest wake-ups come tens
-/// of µs late, and ``min_spin=60e-6`` buys spin-level p99 accuracy at a CPU
-/// price of 60 µs per sleep.
+/// deadline. A floor under the plan, which already sizes the spin for the
+/// tail target.
+///
+/// :meth:`stats` says what the sleeper has spent: sleeps, late sleeps, OS
+/// waits, spin time and its CPU estimate.
 ///
 /// The free functions (:func:`sleep` and friends) keep one exact-mode
 /// sleeper per thread for you; make a ``Sleeper`` for another mode or knob.
 ///
 /// Threads: a Sleeper may be shared and passed between threads but sleeps
-/// for one thread at a time (its margins are one estimator): a second thread
-/// calling it during a sleep gets ``RuntimeError``. ``mode`` may be read and
-/// set from any thread at any time and applies from the next sleep.
+/// for one thread at a time (what it learns is one model): a second thread
+/// calling it during a sleep gets ``RuntimeError``. ``mode`` and
+/// ``tail_target`` may be read and set, and :meth:`stats` read, from any
+/// thread at any time; settings apply from the next sleep.
 ///
 /// >>> s = keeptime.Sleeper(mode="efficient")
 /// >>> s
@@ -101,12 +119,22 @@ pub fn sleep_until_ns(py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResul
 /// >>> s.sleep(0.0005)                        # ~500 µs, almost no CPU
 /// >>> s.mode = "exact"
 /// >>> s.sleep_ns(100_000)                    # 100 µs, never early
+/// >>> s.tail_target = "strict"               # at most 0.1 % late
+/// >>> s.tail_target == keeptime.TAIL_STRICT
+/// True
+/// >>> s.stats().sleeps
+/// 2
 #[pyclass(name = "Sleeper", module = "keeptime", frozen)]
 pub struct PySleeper {
     inner: Mutex<keeptime::Sleeper>,
     mode: AtomicU8,
     timer_slack: bool,
     min_spin_ns: u64,
+    /// The tail target in ppm (always a valid one).
+    tail_ppm: AtomicU32,
+    /// What this sleeper's sleeps spent, as keeptime.Sleeper counts them
+    /// (see `wait::sleep_until_counted`); readable during a sleep.
+    stats: Mutex<SleeperStats>,
 }
 
 fn mode_code(mode: Mode) -> u8 {
@@ -144,30 +172,55 @@ impl PySleeper {
         };
         let sleeper: &mut keeptime::Sleeper = &mut guard;
         sleeper.set_mode(mode_from_code(self.mode.load(Ordering::Relaxed)));
-        wait::sleep_until(py, sleeper, deadline_ns)
+        sleeper.set_tail_target(self.tail_target_value());
+        let mut spent = SleeperStats::default();
+        let result = wait::sleep_until_counted(py, sleeper, deadline_ns, &mut spent);
+        let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+        stats.sleeps += spent.sleeps;
+        stats.late += spent.late;
+        stats.os_waits += spent.os_waits;
+        stats.spin_ns = stats.spin_ns.saturating_add(spent.spin_ns);
+        stats.cpu_estimate_ns = stats.cpu_estimate_ns.saturating_add(spent.cpu_estimate_ns);
+        result
+    }
+
+    fn tail_target_value(&self) -> TailTarget {
+        TailTarget::from_ppm(self.tail_ppm.load(Ordering::Relaxed)).unwrap_or_default()
     }
 }
 
 #[pymethods]
 impl PySleeper {
     #[new]
-    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None))]
-    fn new(mode: &str, timer_slack: bool, min_spin: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None, tail_target = None))]
+    fn new(
+        mode: &str,
+        timer_slack: bool,
+        min_spin: Option<&Bound<'_, PyAny>>,
+        tail_target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let mode = mode_arg(mode)?;
         let min_spin_ns = match min_spin {
             Some(seconds) => seconds_to_ns(seconds, Length::MinSpin)?,
             None => 0,
         };
+        let target = match tail_target {
+            Some(target) => tail_target_arg(target)?,
+            None => TailTarget::default(),
+        };
         let sleeper = keeptime::Sleeper::builder()
             .mode(mode)
             .timer_slack(timer_slack)
             .min_spin(std::time::Duration::from_nanos(min_spin_ns))
+            .tail_target(target)
             .build();
         Ok(PySleeper {
             inner: Mutex::new(sleeper),
             mode: AtomicU8::new(mode_code(mode)),
             timer_slack,
             min_spin_ns,
+            tail_ppm: AtomicU32::new(target.ppm()),
+            stats: Mutex::new(SleeperStats::default()),
         })
     }
 
@@ -220,19 +273,161 @@ impl PySleeper {
         self.min_spin_ns
     }
 
+    /// The share of exact sleeps allowed to end late because the OS woke the
+    /// thread after the deadline, as a float (e.g. ``0.01``). Settable from
+    /// any thread to a share in (0, 1) or ``"relaxed"``, ``"balanced"`` or
+    /// ``"strict"``; applies from the next sleep; what was learned is kept.
+    ///
+    /// >>> s = keeptime.Sleeper(tail_target=0.002)
+    /// >>> s.tail_target
+    /// 0.002
+    /// >>> s.tail_target = "relaxed"
+    /// >>> s.tail_target
+    /// 0.05
+    /// >>> s.tail_target = 1.5
+    /// Traceback (most recent call last):
+    /// ...
+    /// ValueError: tail_target must be a share strictly between 0 and 1 (at least 1e-06, e.g. 0.01 for 1 %) or 'relaxed', 'balanced' or 'strict', not 1.5
+    #[getter]
+    fn tail_target(&self) -> f64 {
+        self.tail_target_value().share()
+    }
+
+    #[setter]
+    fn set_tail_target(&self, target: &Bound<'_, PyAny>) -> PyResult<()> {
+        let target = tail_target_arg(target)?;
+        self.tail_ppm.store(target.ppm(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// What this sleeper has spent since it was made (or since
+    /// :meth:`reset_stats`): a :class:`SleeperStats` snapshot. Readable from
+    /// any thread; a sleep in progress is counted when it ends.
+    ///
+    /// >>> s = keeptime.Sleeper()
+    /// >>> for _ in range(3):
+    /// ...     s.sleep(0.0002)
+    /// >>> st = s.stats()
+    /// >>> st.sleeps, st.late <= st.sleeps, st.cpu_estimate_ns >= st.spin_ns
+    /// (3, True, True)
+    fn stats(&self) -> PySleeperStats {
+        (*self.stats.lock().unwrap_or_else(PoisonError::into_inner)).into()
+    }
+
+    /// Starts the stats afresh; what the sleeper learned is kept.
+    fn reset_stats(&self) {
+        *self.stats.lock().unwrap_or_else(PoisonError::into_inner) = SleeperStats::default();
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let min_spin = if self.min_spin_ns == 0 {
             String::new()
         } else {
             // Python's own float repr, so the repr reads back as written.
-            let seconds = pyo3::types::PyFloat::new(py, self.min_spin_ns as f64 / 1e9);
+            let seconds = PyFloat::new(py, self.min_spin_ns as f64 / 1e9);
             format!(", min_spin={}", seconds.repr()?)
         };
+        let target = self.tail_target_value();
+        let tail_target = if target == TailTarget::default() {
+            String::new()
+        } else {
+            format!(", tail_target={}", PyFloat::new(py, target.share()).repr()?)
+        };
         Ok(format!(
-            "keeptime.Sleeper(mode='{}', timer_slack={}{})",
+            "keeptime.Sleeper(mode='{}', timer_slack={}{}{})",
             self.mode(),
             if self.timer_slack { "True" } else { "False" },
-            min_spin
+            min_spin,
+            tail_target
         ))
+    }
+}
+
+/// What a :class:`Sleeper` has spent: sleeps, late sleeps, OS waits, spin
+/// time and its CPU estimate (:meth:`Sleeper.stats`). Immutable, hashable,
+/// compares by value.
+///
+/// >>> st = keeptime.SleeperStats(sleeps=200, late=1, os_waits=210, spin_ns=900_000, cpu_estimate_ns=5_100_000)
+/// >>> st.late_share
+/// 0.005
+/// >>> st
+/// keeptime.SleeperStats(sleeps=200, late=1, os_waits=210, spin_ns=900000, cpu_estimate_ns=5100000)
+#[pyclass(name = "SleeperStats", module = "keeptime", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PySleeperStats {
+    /// Sleeps that had to wait (the deadline had not passed when called).
+    #[pyo3(get)]
+    sleeps: u64,
+    /// Sleeps that ended after their deadline because an OS wait woke the
+    /// thread late (a spin-finished sleep is never counted here): the tail
+    /// target bounds ``late / sleeps``.
+    #[pyo3(get)]
+    late: u64,
+    /// OS waits issued (a wait resumed after a signal counts once).
+    #[pyo3(get)]
+    os_waits: u64,
+    /// Time spent spinning, ns.
+    #[pyo3(get)]
+    spin_ns: u64,
+    /// Estimated thread CPU, ns: the learned CPU cost of each OS wait (the
+    /// thread CPU clock is sampled on every 8th wait) plus ``spin_ns``.
+    #[pyo3(get)]
+    cpu_estimate_ns: u64,
+}
+
+impl From<SleeperStats> for PySleeperStats {
+    fn from(s: SleeperStats) -> Self {
+        PySleeperStats {
+            sleeps: s.sleeps,
+            late: s.late,
+            os_waits: s.os_waits,
+            spin_ns: s.spin_ns,
+            cpu_estimate_ns: s.cpu_estimate_ns,
+        }
+    }
+}
+
+#[pymethods]
+impl PySleeperStats {
+    #[new]
+    #[pyo3(signature = (sleeps = 0, late = 0, os_waits = 0, spin_ns = 0, cpu_estimate_ns = 0))]
+    fn new(sleeps: u64, late: u64, os_waits: u64, spin_ns: u64, cpu_estimate_ns: u64) -> Self {
+        PySleeperStats {
+            sleeps,
+            late,
+            os_waits,
+            spin_ns,
+            cpu_estimate_ns,
+        }
+    }
+
+    /// ``late / sleeps`` (0.0 before the first sleep).
+    #[getter]
+    fn late_share(&self) -> f64 {
+        SleeperStats {
+            sleeps: self.sleeps,
+            late: self.late,
+            ..SleeperStats::default()
+        }
+        .late_share()
+    }
+
+    /// The counters as a dict, in field order (without ``late_share``).
+    #[allow(clippy::wrong_self_convention)] // Python's name for it, as on TickerStats
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("sleeps", self.sleeps)?;
+        d.set_item("late", self.late)?;
+        d.set_item("os_waits", self.os_waits)?;
+        d.set_item("spin_ns", self.spin_ns)?;
+        d.set_item("cpu_estimate_ns", self.cpu_estimate_ns)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "keeptime.SleeperStats(sleeps={}, late={}, os_waits={}, spin_ns={}, cpu_estimate_ns={})",
+            self.sleeps, self.late, self.os_waits, self.spin_ns, self.cpu_estimate_ns
+        )
     }
 }

@@ -29,7 +29,7 @@
 //! 10 ms sleeps ~35 µs late at the median), never for waiting; the price is a
 //! spin of about half the lead per sleep (~0.7 % CPU at 10 ms there).
 
-use keeptime::{Interrupted, Mode, Sleeper};
+use keeptime::{Interrupted, Mode, Sleeper, SleeperStats};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -117,21 +117,71 @@ where
 /// return described above. Never before the deadline except in
 /// [`Mode::Efficient`].
 pub fn sleep_until(py: Python<'_>, sleeper: &mut Sleeper, deadline_ns: u64) -> PyResult<u64> {
+    sleep_until_late(py, sleeper, deadline_ns, &mut false)
+}
+
+/// [`sleep_until`] for a sleep that had to wait (the deadline had not passed),
+/// adding what it spent to `stats` as spec/sleep.md counts one sleep: the
+/// core's own stats cannot, because the warm return makes one Python sleep
+/// up to two core calls, the first to `deadline_ns − lead`. So this counts
+/// one sleep; late only when the sleep ended after `deadline_ns` straight
+/// from an OS wait; and the OS waits, spin and CPU estimate of both calls.
+pub fn sleep_until_counted(
+    py: Python<'_>,
+    sleeper: &mut Sleeper,
+    deadline_ns: u64,
+    stats: &mut SleeperStats,
+) -> PyResult<u64> {
+    let before = sleeper.stats();
+    let mut late = false;
+    let result = sleep_until_late(py, sleeper, deadline_ns, &mut late);
+    let after = sleeper.stats();
+    stats.sleeps += 1;
+    stats.late += u64::from(late);
+    stats.os_waits += after.os_waits.wrapping_sub(before.os_waits);
+    stats.spin_ns = stats
+        .spin_ns
+        .saturating_add(after.spin_ns.wrapping_sub(before.spin_ns));
+    stats.cpu_estimate_ns = stats
+        .cpu_estimate_ns
+        .saturating_add(after.cpu_estimate_ns.wrapping_sub(before.cpu_estimate_ns));
+    result
+}
+
+/// Whether the core call just made counted a late sleep.
+fn counted_late(sleeper: &Sleeper, late_before: u64) -> bool {
+    sleeper.stats().late > late_before
+}
+
+/// [`sleep_until`], setting `late` when the sleep ended after `deadline_ns`
+/// straight from an OS wait (not after a spin or the warm-up call).
+fn sleep_until_late(
+    py: Python<'_>,
+    sleeper: &mut Sleeper,
+    deadline_ns: u64,
+    late: &mut bool,
+) -> PyResult<u64> {
     let warm_up = match (sleeper.mode(), WARM_UP.get(py)) {
         (Mode::Efficient, _) | (_, None) => None,
         _ if !WARM_UP_ON.load(Ordering::Relaxed) => None,
         (_, Some(f)) => Some(f),
     };
+    let late_before = sleeper.stats().late;
     let Some(warm_up) = warm_up else {
-        return detached(py, |keep_going| {
+        let woke = detached(py, |keep_going| {
             sleeper.sleep_until_ns_interruptible(deadline_ns, keep_going)
-        });
+        })?;
+        *late = counted_late(sleeper, late_before);
+        return Ok(woke);
     };
     let early = deadline_ns.saturating_sub(lead_ns());
     let woke = detached(py, |keep_going| {
         sleeper.sleep_until_ns_interruptible(early, keep_going)
     })?;
     if woke >= deadline_ns {
+        // The core counted it late against `early`: late against the deadline
+        // too if it woke after it from an OS wait.
+        *late = woke > deadline_ns && counted_late(sleeper, late_before);
         return Ok(woke);
     }
     warm_up.call0(py)?;
@@ -143,9 +193,12 @@ pub fn sleep_until(py: Python<'_>, sleeper: &mut Sleeper, deadline_ns: u64) -> P
     // At most MAX_LEAD_NS to go: the core's last phase (a spin under a
     // process-wide spin slot, else an OS wait to the deadline), so the warm
     // return keeps the guarantee that spinners never outnumber the CPUs.
-    detached(py, |keep_going| {
+    let late_before = sleeper.stats().late;
+    let woke = detached(py, |keep_going| {
         sleeper.finish_until_ns_interruptible(deadline_ns, keep_going)
-    })
+    })?;
+    *late = counted_late(sleeper, late_before);
+    Ok(woke)
 }
 
 /// This thread's current warm-up lead, ns (for the bench and tests).

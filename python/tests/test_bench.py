@@ -52,6 +52,33 @@ def test_document_contents(doc):
             assert slack == 1
 
 
+def test_keeptime_rows_carry_their_sleepers_stats(doc):
+    for c in doc["results"]:
+        st = c.get("sleeper")
+        if not c["method"].startswith("keeptime"):
+            assert st is None, c["method"]
+            continue
+        assert st["tail_target"] == keeptime.TAIL_BALANCED
+        assert 1 <= st["sleeps"] <= c["samples"]  # the warm-up is not counted
+        assert 0 <= st["late"] <= st["sleeps"]
+        assert st["os_waits"] >= 0 and st["cpu_estimate_ns"] >= st["spin_ns"] >= 0
+        if c["method"] == "keeptime-spin":
+            assert st["os_waits"] == 0
+    text = _bench.render(doc)
+    header = [line.split() for line in text.splitlines() if line.strip().startswith("sleeper stats")]
+    assert header and header[0] == ["sleeper", "stats", "target", "late", "OS", "waits/sleep", "CPU", "est.", "CPU"]
+
+
+def test_the_tail_target_reaches_the_keeptime_rows():
+    config = _bench.Config(
+        durations_ns=[300_000], methods=["keeptime", "keeptime-rust"], samples=5, warmup=1, tail_target=0.002
+    )
+    cells = _bench.run(config)["results"]
+    assert [c["sleeper"]["tail_target"] for c in cells] == [0.002, 0.002]
+    with pytest.raises(ValueError, match="tail_target must be"):
+        _bench.run(_bench.Config(durations_ns=[300_000], samples=1, tail_target=1.5))
+
+
 def test_tables_have_the_cli_columns(doc):
     text = _bench.render(doc)
     header = next(line for line in text.splitlines() if line.strip().startswith("method"))
@@ -60,6 +87,7 @@ def test_tables_have_the_cli_columns(doc):
     assert "keeptime: p99" in text
     md = _bench.markdown(doc)
     assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples |" in md
+    assert md.count("| sleeper stats | target | late | OS waits/sleep | CPU est. | CPU |") == 2
 
 
 @pytest.mark.parametrize(
@@ -94,11 +122,13 @@ def test_command_line_exports_json_to_stdout_and_tables_to_stderr():
     )
     doc = json.loads(out.stdout)
     assert [c["method"] for c in doc["results"]] == ["busy-loop", "keeptime"]
+    assert doc["results"][1]["sleeper"]["tail_target"] == keeptime.TAIL_BALANCED
     assert "wait 20 µs" in out.stderr
 
 
 def test_command_line_rejects_bad_arguments():
-    for args in (["--durations", "10"], ["--methods", "nope"], ["--samples", "0"]):
+    for args in (["--durations", "10"], ["--methods", "nope"], ["--samples", "0"], ["--tail-target", "2"],
+                 ["--tail-target", "nan"], ["--tail-target", "fast"], ["--tail-target", "0%"]):
         out = subprocess.run([sys.executable, "-m", "keeptime", "bench", *args], capture_output=True, text=True)
         assert out.returncode == 2 and "error" in out.stderr
 
@@ -107,3 +137,11 @@ def test_ffi_cost_is_measured():
     costs = _bench.ffi_cost(calls=1_000, rounds=1)
     assert set(costs) == {"keeptime.sleep(0)", "keeptime.sleep_ns(0)", "time.monotonic_ns()"}
     assert all(v > 0 for v in costs.values())
+
+
+@pytest.mark.parametrize("text, share", [("strict", 0.001), ("RELAXED", 0.05), ("0.002", 0.002), ("1%", 0.01), ("0.5 %", 0.005)])
+def test_command_line_tail_target_forms(text, share):
+    from keeptime.__main__ import parser
+
+    args = parser().parse_args(["bench", "--tail-target", text])
+    assert args.tail_target == share

@@ -23,6 +23,23 @@
 #define KT_SLEEPER_KEEP_TIMER_SLACK 1
 
 /**
+ * Tail target preset: 5 % of exact sleeps may end late (the cheapest).
+ */
+#define KT_TAIL_RELAXED 0.05
+
+/**
+ * Tail target preset: 1 % of exact sleeps may end late (the default): a
+ * spin-level p99.
+ */
+#define KT_TAIL_BALANCED 0.01
+
+/**
+ * Tail target preset: 0.1 % of exact sleeps may end late: a spin-level
+ * p99.9, at a higher CPU price.
+ */
+#define KT_TAIL_STRICT 0.001
+
+/**
  * What `kt_schedule_poll` asks for (`kt_step.kind`).
  */
 typedef enum kt_step_kind {
@@ -51,7 +68,8 @@ typedef enum kt_status {
   KT_ENULL = -1,
   /**
    * An argument was out of range: a negative duration, a zero or negative
-   * period, an unknown mode, policy or flag. Nothing was changed.
+   * period, an unknown mode, policy or flag, a tail target that is not a
+   * share strictly between 0 and 1. Nothing was changed.
    */
   KT_EINVAL = -2,
   /**
@@ -72,10 +90,12 @@ typedef enum kt_status {
  */
 typedef enum kt_mode {
   /**
-   * Spin-finished (the default): an OS wait until a learned margin before
-   * the deadline, then a spin on the clock. Never returns early; typically
-   * within a fraction of a microsecond after the deadline, at the CPU cost
-   * of the margin (a few µs) per sleep.
+   * Spin-finished (the default): per sleep, the plan with the least
+   * expected CPU (one or two OS waits, then a spin on the clock, or a pure
+   * spin) whose predicted share of late sleeps meets the sleeper's tail
+   * target (`kt_sleeper_set_tail_target`, default 1 %), from this
+   * machine's learned wake-ups. Never returns early; outside that share,
+   * within a fraction of a microsecond after the deadline.
    */
   KT_MODE_EXACT = 0,
   /**
@@ -87,8 +107,8 @@ typedef enum kt_mode {
   KT_MODE_EFFICIENT = 1,
   /**
    * Pure spin on the clock with the CPU's pause hint: the most accurate,
-   * and a whole core for the whole wait (yielding after 50 µs). Never
-   * returns early.
+   * and a whole core for the whole wait (after 50 µs it yields while the
+   * deadline is more than 20 µs away). Never returns early.
    */
   KT_MODE_SPIN = 2,
 } kt_mode;
@@ -137,7 +157,8 @@ typedef enum kt_missed {
 typedef struct kt_schedule kt_schedule;
 
 /**
- * A precise sleeper with its own learned margins and mode (opaque).
+ * A precise sleeper with its own learned wake-up model, mode, tail target
+ * and stats (opaque).
  *
  * Create with `kt_sleeper_new` or `kt_sleeper_create`, free with
  * `kt_sleeper_free`. Use it from one thread at a time (it may move between
@@ -172,6 +193,36 @@ typedef struct kt_ticker kt_ticker;
  * `longjmp` out or unwind (C++ exceptions) through keeptime.
  */
 typedef int (*kt_keep_going_fn)(void *ctx);
+
+/**
+ * What a sleeper has spent since it was created (or since
+ * `kt_sleeper_reset_stats`): see `kt_sleeper_stats`.
+ */
+typedef struct kt_sleep_stats {
+  /**
+   * Sleeps that had to wait (the deadline had not passed when called).
+   */
+  uint64_t sleeps;
+  /**
+   * Sleeps that ended after their deadline because an OS wait woke the
+   * thread late (a spin-finished sleep is never counted here); the tail
+   * target bounds `late / sleeps`.
+   */
+  uint64_t late;
+  /**
+   * OS waits issued (a wait resumed after a signal counts once).
+   */
+  uint64_t os_waits;
+  /**
+   * Time spent spinning, ns.
+   */
+  uint64_t spin_ns;
+  /**
+   * Estimated thread CPU, ns: the learned CPU cost of each OS wait (the
+   * thread CPU clock is sampled on every 8th wait) plus `spin_ns`.
+   */
+  uint64_t cpu_estimate_ns;
+} kt_sleep_stats;
 
 /**
  * One tick: which slot was delivered, and how late.
@@ -302,8 +353,8 @@ uint64_t kt_now_ns(void);
  * Returns `KT_OK`, or `KT_EINVAL` for a negative duration (without waiting).
  * A duration of 0 returns at once.
  *
- * Cost: about the learned margin (a few µs) of CPU per call, plus one or two
- * OS waits.
+ * Cost: the spin its plan leaves (a few µs on most machines) per call, plus
+ * one or two OS waits, at the default tail target (1 % of sleeps late).
  */
 int kt_sleep_ns(int64_t duration_ns);
 
@@ -341,7 +392,8 @@ struct kt_sleeper *kt_sleeper_new(int mode);
 int kt_sleeper_create(int mode, uint32_t flags, struct kt_sleeper **out);
 
 /**
- * Sleeps for `duration_ns` with this sleeper (its mode and margins).
+ * Sleeps for `duration_ns` with this sleeper (its mode, tail target and
+ * what it learned).
  *
  * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
  * negative duration (without waiting).
@@ -395,7 +447,8 @@ int kt_sleeper_sleep_until_ns_interruptible(struct kt_sleeper *sleeper,
 int kt_sleeper_mode(const struct kt_sleeper *sleeper, int *mode);
 
 /**
- * Switches this sleeper's mode; its learned margins are kept.
+ * Switches this sleeper's mode; what it learned, its tail target and its
+ * stats are kept.
  *
  * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for an
  * unknown mode (the sleeper is unchanged).
@@ -407,11 +460,10 @@ int kt_sleeper_set_mode(struct kt_sleeper *sleeper, int mode);
 
 /**
  * Sets the shortest spin that finishes an exact sleep, in nanoseconds
- * (default 0: only the learned margin): the last OS wait then ends at least
- * this long before the deadline. The learned margin covers roughly the 97th
- * percentile of the OS's wake-up overshoot; on virtual machines the rarest
- * wake-ups come tens of µs late, and a spin that covers them (e.g. 60000)
- * buys spin-level p99 accuracy at a CPU price of that spin per sleep.
+ * (default 0: only what the tail target needs): the last OS wait then ends
+ * at least this long before the deadline. A floor under the planner, which
+ * already sizes the spin for the tail target (`kt_sleeper_set_tail_target`)
+ * from the learned wake-ups; use it to cover a tail the target allows.
  *
  * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
  * negative value (the sleeper is unchanged).
@@ -430,6 +482,70 @@ int kt_sleeper_set_min_spin_ns(struct kt_sleeper *sleeper, int64_t min_spin_ns);
  * `sleeper` is NULL or a live sleeper; `min_spin_ns` is NULL or valid for a write.
  */
 int kt_sleeper_min_spin_ns(const struct kt_sleeper *sleeper, uint64_t *min_spin_ns);
+
+/**
+ * Sets the tail target of an exact sleeper: the share of its sleeps allowed
+ * to end late because the OS woke the thread after the deadline, strictly
+ * between 0 and 1 and at least 0.000001 (`KT_TAIL_RELAXED` 0.05,
+ * `KT_TAIL_BALANCED` 0.01 (the default), `KT_TAIL_STRICT` 0.001, or any
+ * share). Each sleep then takes the plan with the least expected CPU whose
+ * predicted late share meets it; a stricter target spins longer. The share
+ * is held in parts per million (`round(share * 1e6)`); what was learned is
+ * kept.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for NaN, a
+ * share <= 0, >= 1 or below 0.000001 (the sleeper is unchanged: nothing is
+ * clamped).
+ *
+ * ```c
+ * kt_sleeper_set_tail_target(s, KT_TAIL_STRICT);   // at most 0.1 % late
+ * kt_sleeper_set_tail_target(s, 0.002);            // at most 0.2 % late
+ * ```
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread.
+ */
+int kt_sleeper_set_tail_target(struct kt_sleeper *sleeper, double share);
+
+/**
+ * Stores this sleeper's tail target (a share, e.g. 0.01) in `*share`.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper; `share` is NULL or valid for a write.
+ */
+int kt_sleeper_tail_target(const struct kt_sleeper *sleeper, double *share);
+
+/**
+ * Stores this sleeper's stats in `*stats`: sleeps, late sleeps, OS waits,
+ * spin time and estimated CPU, so a program sees what precision costs on
+ * its machine (late share = `late / sleeps`; CPU share over a span =
+ * `cpu_estimate_ns / span`).
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * ```c
+ * kt_sleep_stats st;
+ * kt_sleeper_stats(s, &st);
+ * printf("%llu of %llu late\n", (unsigned long long)st.late, (unsigned long long)st.sleeps);
+ * ```
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread; `stats`
+ * is NULL or valid for a write.
+ */
+int kt_sleeper_stats(const struct kt_sleeper *sleeper, struct kt_sleep_stats *stats);
+
+/**
+ * Starts this sleeper's stats afresh (all zero); what it learned is kept.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if `sleeper` is NULL.
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread.
+ */
+int kt_sleeper_reset_stats(struct kt_sleeper *sleeper);
 
 /**
  * Frees a sleeper. `kt_sleeper_free(NULL)` does nothing.

@@ -12,6 +12,9 @@
 //! kt_ticker *t = kt_ticker_new(1000000, KT_MISSED_SKIP);  /* 1 kHz */
 //! kt_tick tick; while (kt_ticker_wait(t, &tick) == KT_OK) { ... }
 //! kt_ticker_free(t);
+//! kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
+//! kt_sleeper_set_tail_target(s, KT_TAIL_STRICT);          /* at most 0.1 % late */
+//! kt_sleep_stats st; kt_sleeper_stats(s, &st);           /* sleeps, late, OS waits, CPU */
 //! ```
 //!
 //! ## Conventions
@@ -43,10 +46,12 @@ use std::ffi::c_char;
 
 pub use clocks::{kt_clocks_json, kt_string_free};
 pub use sleep::{
-    kt_keep_going_fn, kt_mode, kt_now_ns, kt_sleep_ns, kt_sleep_until_ns, kt_sleeper,
-    kt_sleeper_create, kt_sleeper_free, kt_sleeper_mode, kt_sleeper_new, kt_sleeper_set_mode,
-    kt_sleeper_sleep_ns, kt_sleeper_sleep_until_ns, kt_sleeper_sleep_until_ns_interruptible,
-    KT_SLEEPER_KEEP_TIMER_SLACK,
+    kt_keep_going_fn, kt_mode, kt_now_ns, kt_sleep_ns, kt_sleep_stats, kt_sleep_until_ns,
+    kt_sleeper, kt_sleeper_create, kt_sleeper_free, kt_sleeper_mode, kt_sleeper_new,
+    kt_sleeper_reset_stats, kt_sleeper_set_mode, kt_sleeper_set_tail_target, kt_sleeper_sleep_ns,
+    kt_sleeper_sleep_until_ns, kt_sleeper_sleep_until_ns_interruptible, kt_sleeper_stats,
+    kt_sleeper_tail_target, KT_SLEEPER_KEEP_TIMER_SLACK, KT_TAIL_BALANCED, KT_TAIL_RELAXED,
+    KT_TAIL_STRICT,
 };
 pub use status::{kt_status, kt_strerror};
 pub use ticker::{

@@ -5,7 +5,7 @@ use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{
     free, give, guard, guard_value, handle, handle_ref, require, write_out, Status,
 };
-use keeptime_core::{Interrupted, Mode, Sleeper};
+use keeptime_core::{Interrupted, Mode, Sleeper, SleeperStats, TailTarget};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::time::Duration;
@@ -16,10 +16,12 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
 pub enum kt_mode {
-    /// Spin-finished (the default): an OS wait until a learned margin before
-    /// the deadline, then a spin on the clock. Never returns early; typically
-    /// within a fraction of a microsecond after the deadline, at the CPU cost
-    /// of the margin (a few µs) per sleep.
+    /// Spin-finished (the default): per sleep, the plan with the least
+    /// expected CPU (one or two OS waits, then a spin on the clock, or a pure
+    /// spin) whose predicted share of late sleeps meets the sleeper's tail
+    /// target (`kt_sleeper_set_tail_target`, default 1 %), from this
+    /// machine's learned wake-ups. Never returns early; outside that share,
+    /// within a fraction of a microsecond after the deadline.
     KT_MODE_EXACT = 0,
     /// OS-only, compensated (seed 001's method): one OS wait that ends the
     /// learned median overshoot before the deadline, no spin. Almost no CPU,
@@ -27,8 +29,8 @@ pub enum kt_mode {
     /// µs). The one documented exception to "never early".
     KT_MODE_EFFICIENT = 1,
     /// Pure spin on the clock with the CPU's pause hint: the most accurate,
-    /// and a whole core for the whole wait (yielding after 50 µs). Never
-    /// returns early.
+    /// and a whole core for the whole wait (after 50 µs it yields while the
+    /// deadline is more than 20 µs away). Never returns early.
     KT_MODE_SPIN = 2,
 }
 
@@ -45,7 +47,8 @@ pub const KT_SLEEPER_KEEP_TIMER_SLACK: u32 = 1;
 #[allow(non_camel_case_types)]
 pub type kt_keep_going_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> c_int>;
 
-/// A precise sleeper with its own learned margins and mode (opaque).
+/// A precise sleeper with its own learned wake-up model, mode, tail target
+/// and stats (opaque).
 ///
 /// Create with `kt_sleeper_new` or `kt_sleeper_create`, free with
 /// `kt_sleeper_free`. Use it from one thread at a time (it may move between
@@ -120,8 +123,8 @@ pub extern "C" fn kt_now_ns() -> u64 {
 /// Returns `KT_OK`, or `KT_EINVAL` for a negative duration (without waiting).
 /// A duration of 0 returns at once.
 ///
-/// Cost: about the learned margin (a few µs) of CPU per call, plus one or two
-/// OS waits.
+/// Cost: the spin its plan leaves (a few µs on most machines) per call, plus
+/// one or two OS waits, at the default tail target (1 % of sleeps late).
 #[no_mangle]
 pub extern "C" fn kt_sleep_ns(duration_ns: i64) -> c_int {
     guard(|| {
@@ -191,7 +194,8 @@ pub unsafe extern "C" fn kt_sleeper_create(
     })
 }
 
-/// Sleeps for `duration_ns` with this sleeper (its mode and margins).
+/// Sleeps for `duration_ns` with this sleeper (its mode, tail target and
+/// what it learned).
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
 /// negative duration (without waiting).
@@ -292,7 +296,8 @@ pub unsafe extern "C" fn kt_sleeper_mode(sleeper: *const kt_sleeper, mode: *mut 
     })
 }
 
-/// Switches this sleeper's mode; its learned margins are kept.
+/// Switches this sleeper's mode; what it learned, its tail target and its
+/// stats are kept.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for an
 /// unknown mode (the sleeper is unchanged).
@@ -310,11 +315,10 @@ pub unsafe extern "C" fn kt_sleeper_set_mode(sleeper: *mut kt_sleeper, mode: c_i
 }
 
 /// Sets the shortest spin that finishes an exact sleep, in nanoseconds
-/// (default 0: only the learned margin): the last OS wait then ends at least
-/// this long before the deadline. The learned margin covers roughly the 97th
-/// percentile of the OS's wake-up overshoot; on virtual machines the rarest
-/// wake-ups come tens of µs late, and a spin that covers them (e.g. 60000)
-/// buys spin-level p99 accuracy at a CPU price of that spin per sleep.
+/// (default 0: only what the tail target needs): the last OS wait then ends
+/// at least this long before the deadline. A floor under the planner, which
+/// already sizes the spin for the tail target (`kt_sleeper_set_tail_target`)
+/// from the learned wake-ups; use it to cover a tail the target allows.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for a
 /// negative value (the sleeper is unchanged).
@@ -355,6 +359,147 @@ pub unsafe extern "C" fn kt_sleeper_min_spin_ns(
     })
 }
 
+/// Tail target preset: 5 % of exact sleeps may end late (the cheapest).
+pub const KT_TAIL_RELAXED: f64 = 0.05;
+/// Tail target preset: 1 % of exact sleeps may end late (the default): a
+/// spin-level p99.
+pub const KT_TAIL_BALANCED: f64 = 0.01;
+/// Tail target preset: 0.1 % of exact sleeps may end late: a spin-level
+/// p99.9, at a higher CPU price.
+pub const KT_TAIL_STRICT: f64 = 0.001;
+
+/// Sets the tail target of an exact sleeper: the share of its sleeps allowed
+/// to end late because the OS woke the thread after the deadline, strictly
+/// between 0 and 1 and at least 0.000001 (`KT_TAIL_RELAXED` 0.05,
+/// `KT_TAIL_BALANCED` 0.01 (the default), `KT_TAIL_STRICT` 0.001, or any
+/// share). Each sleep then takes the plan with the least expected CPU whose
+/// predicted late share meets it; a stricter target spins longer. The share
+/// is held in parts per million (`round(share * 1e6)`); what was learned is
+/// kept.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `sleeper` is NULL; `KT_EINVAL` for NaN, a
+/// share <= 0, >= 1 or below 0.000001 (the sleeper is unchanged: nothing is
+/// clamped).
+///
+/// ```c
+/// kt_sleeper_set_tail_target(s, KT_TAIL_STRICT);   // at most 0.1 % late
+/// kt_sleeper_set_tail_target(s, 0.002);            // at most 0.2 % late
+/// ```
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_set_tail_target(sleeper: *mut kt_sleeper, share: f64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle(sleeper) }?;
+        // NaN and shares outside (0, 1) are the core's errors; spec/sleep.md
+        // also rejects shares below 10⁻⁶ (the core rounds 5e-7 up to 1 ppm).
+        let target = TailTarget::new(share).map_err(|_| KT_EINVAL)?;
+        if share < 1e-6 {
+            return Err(KT_EINVAL);
+        }
+        s.inner.set_tail_target(target);
+        Ok(())
+    })
+}
+
+/// Stores this sleeper's tail target (a share, e.g. 0.01) in `*share`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper; `share` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_tail_target(
+    sleeper: *const kt_sleeper,
+    share: *mut f64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(sleeper) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(share, s.inner.tail_target().share()) }
+    })
+}
+
+/// What a sleeper has spent since it was created (or since
+/// `kt_sleeper_reset_stats`): see `kt_sleeper_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub struct kt_sleep_stats {
+    /// Sleeps that had to wait (the deadline had not passed when called).
+    pub sleeps: u64,
+    /// Sleeps that ended after their deadline because an OS wait woke the
+    /// thread late (a spin-finished sleep is never counted here); the tail
+    /// target bounds `late / sleeps`.
+    pub late: u64,
+    /// OS waits issued (a wait resumed after a signal counts once).
+    pub os_waits: u64,
+    /// Time spent spinning, ns.
+    pub spin_ns: u64,
+    /// Estimated thread CPU, ns: the learned CPU cost of each OS wait (the
+    /// thread CPU clock is sampled on every 8th wait) plus `spin_ns`.
+    pub cpu_estimate_ns: u64,
+}
+
+impl From<SleeperStats> for kt_sleep_stats {
+    fn from(s: SleeperStats) -> Self {
+        kt_sleep_stats {
+            sleeps: s.sleeps,
+            late: s.late,
+            os_waits: s.os_waits,
+            spin_ns: s.spin_ns,
+            cpu_estimate_ns: s.cpu_estimate_ns,
+        }
+    }
+}
+
+/// Stores this sleeper's stats in `*stats`: sleeps, late sleeps, OS waits,
+/// spin time and estimated CPU, so a program sees what precision costs on
+/// its machine (late share = `late / sleeps`; CPU share over a span =
+/// `cpu_estimate_ns / span`).
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// ```c
+/// kt_sleep_stats st;
+/// kt_sleeper_stats(s, &st);
+/// printf("%llu of %llu late\n", (unsigned long long)st.late, (unsigned long long)st.sleeps);
+/// ```
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread; `stats`
+/// is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_stats(
+    sleeper: *const kt_sleeper,
+    stats: *mut kt_sleep_stats,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(sleeper) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(stats, s.inner.stats().into()) }
+    })
+}
+
+/// Starts this sleeper's stats afresh (all zero); what it learned is kept.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if `sleeper` is NULL.
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_reset_stats(sleeper: *mut kt_sleeper) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        unsafe { handle(sleeper) }?.inner.reset_stats();
+        Ok(())
+    })
+}
+
 /// Frees a sleeper. `kt_sleeper_free(NULL)` does nothing.
 ///
 /// # Safety
@@ -376,6 +521,45 @@ mod tests {
         unsafe {
             assert_eq!(kt_sleeper_sleep_ns(ptr::null_mut(), 1), KT_ENULL as c_int);
             kt_sleeper_free(ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn tail_target_rejects_what_is_not_a_share() {
+        let s = kt_sleeper_new(kt_mode::KT_MODE_EXACT as c_int);
+        let mut share = 0.0;
+        // SAFETY: `s` is live and freed once; `share` is a valid local.
+        unsafe {
+            for bad in [
+                f64::NAN,
+                0.0,
+                -0.01,
+                1.0,
+                1.5,
+                5e-7,
+                9.99e-7,
+                0.9999996,
+                f64::INFINITY,
+            ] {
+                assert_eq!(
+                    kt_sleeper_set_tail_target(s, bad),
+                    KT_EINVAL as c_int,
+                    "{bad}"
+                );
+            }
+            assert_eq!(kt_sleeper_tail_target(s, &mut share), 0);
+            assert_eq!(share, KT_TAIL_BALANCED);
+            assert_eq!(kt_sleeper_set_tail_target(s, KT_TAIL_STRICT), 0);
+            assert_eq!(kt_sleeper_tail_target(s, &mut share), 0);
+            assert_eq!(share, KT_TAIL_STRICT);
+            kt_sleeper_free(s);
+        }
+        for (c, core) in [
+            (KT_TAIL_RELAXED, TailTarget::RELAXED),
+            (KT_TAIL_BALANCED, TailTarget::BALANCED),
+            (KT_TAIL_STRICT, TailTarget::STRICT),
+        ] {
+            assert_eq!(TailTarget::new(c).unwrap(), core);
         }
     }
 

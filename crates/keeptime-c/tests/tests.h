@@ -10,6 +10,7 @@
     X(errors_ticker)                    \
     X(errors_schedule)                  \
     X(errors_clocks)                    \
+    X(errors_tail_target)               \
     X(free_null_is_a_noop)              \
     X(spec_ticker_vectors)              \
     X(schedule_saturates_and_never_panics) \
@@ -18,6 +19,9 @@
     X(sleep_until_never_early)          \
     X(sleeper_modes_never_early)        \
     X(sleeper_efficient_returns)        \
+    X(tail_target_round_trips)          \
+    X(sleeper_stats_invariants)         \
+    X(sleeper_stats_by_mode)            \
     X(threads_never_early)              \
     X(ticker_never_early_and_no_drift)  \
     X(ticker_policies_on_a_late_loop)   \
