@@ -539,9 +539,10 @@ int main(int argc, char **argv) {
             if (cells[i].has_sleeper) {
                 const kt_sleep_stats *st = &cells[i].sleeper;
                 fprintf(f,
-                        "\"sleeper\": {\"tail_target\": %.6f, \"sleeps\": %" PRIu64 ", \"late\": %" PRIu64
+                        "\"sleeper\": {\"tail_target_ppm\": %ld, \"sleeps\": %" PRIu64 ", \"late\": %" PRIu64
                         ", \"os_waits\": %" PRIu64 ", \"spin_ns\": %" PRIu64 ", \"cpu_estimate_ns\": %" PRIu64 "}, ",
-                        cells[i].tail_target, st->sleeps, st->late, st->os_waits, st->spin_ns, st->cpu_estimate_ns);
+                        lround(cells[i].tail_target * 1e6), st->sleeps, st->late, st->os_waits, st->spin_ns,
+                        st->cpu_estimate_ns);
             }
             fprintf(f, "\"histogram\": [");
             while (k < s->samples) {

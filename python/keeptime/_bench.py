@@ -180,10 +180,13 @@ _SLEEPER_MODES: Dict[str, _keeptime._Mode] = {
 def sleeper_cell(target: float, stats: keeptime.SleeperStats) -> Dict[str, Any]:
     """A cell's ``sleeper``: the tail target and the sleeper's stats over the measured samples.
 
+    The target is written in parts per million (``tail_target_ppm``), as
+    spec/bench-result.md defines the field.
+
     >>> sleeper_cell(0.01, keeptime.SleeperStats(sleeps=10, late=1, os_waits=12, spin_ns=50, cpu_estimate_ns=90))
-    {'tail_target': 0.01, 'sleeps': 10, 'late': 1, 'os_waits': 12, 'spin_ns': 50, 'cpu_estimate_ns': 90}
+    {'tail_target_ppm': 10000, 'sleeps': 10, 'late': 1, 'os_waits': 12, 'spin_ns': 50, 'cpu_estimate_ns': 90}
     """
-    return {"tail_target": target, **stats.to_dict()}
+    return {"tail_target_ppm": round(target * 1e6), **stats.to_dict()}
 
 
 def _run_python_cell(
@@ -453,7 +456,7 @@ def sleeper_rows(cells: Sequence[Dict[str, Any]]) -> List[List[str]]:
         rows.append(
             [
                 c["method"],
-                _format.percent(100 * s["tail_target"]) if exact else "—",
+                _format.percent(s["tail_target_ppm"] / 1e4) if exact else "—",
                 _format.percent(100 * s["late"] / sleeps),
                 f"{s['os_waits'] / sleeps:.2f}",
                 _format.percent(100 * s["cpu_estimate_ns"] / max(c["wall_ns"], 1)),

@@ -58,7 +58,7 @@ def test_keeptime_rows_carry_their_sleepers_stats(doc):
         if not c["method"].startswith("keeptime"):
             assert st is None, c["method"]
             continue
-        assert st["tail_target"] == keeptime.TAIL_BALANCED
+        assert st["tail_target_ppm"] == 10_000
         assert 1 <= st["sleeps"] <= c["samples"]  # the warm-up is not counted
         assert 0 <= st["late"] <= st["sleeps"]
         assert st["os_waits"] >= 0 and st["cpu_estimate_ns"] >= st["spin_ns"] >= 0
@@ -74,7 +74,7 @@ def test_the_tail_target_reaches_the_keeptime_rows():
         durations_ns=[300_000], methods=["keeptime", "keeptime-rust"], samples=5, warmup=1, tail_target=0.002
     )
     cells = _bench.run(config)["results"]
-    assert [c["sleeper"]["tail_target"] for c in cells] == [0.002, 0.002]
+    assert [c["sleeper"]["tail_target_ppm"] for c in cells] == [2_000, 2_000]
     with pytest.raises(ValueError, match="tail_target must be"):
         _bench.run(_bench.Config(durations_ns=[300_000], samples=1, tail_target=1.5))
 
@@ -122,7 +122,7 @@ def test_command_line_exports_json_to_stdout_and_tables_to_stderr():
     )
     doc = json.loads(out.stdout)
     assert [c["method"] for c in doc["results"]] == ["busy-loop", "keeptime"]
-    assert doc["results"][1]["sleeper"]["tail_target"] == keeptime.TAIL_BALANCED
+    assert doc["results"][1]["sleeper"]["tail_target_ppm"] == 10_000
     assert "wait 20 µs" in out.stderr
 
 
