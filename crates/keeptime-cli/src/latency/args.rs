@@ -108,7 +108,11 @@ fn parse_positive_duration(s: &str, what: &str, example: &str) -> Result<u64, St
             "{what} {q} is not a number: expected a positive duration, e.g. {example}"
         ));
     }
+    let bare_zero = t.parse::<f64>().is_ok_and(|v| v == 0.0);
     match duration::parse_ns(s) {
+        _ if bare_zero => Err(format!(
+            "zero {what} {q}: expected a positive duration, e.g. {example}"
+        )),
         Ok(0) => Err(format!(
             "zero {what} {q}: expected a positive duration, e.g. {example}"
         )),

@@ -215,7 +215,9 @@ mod tests {
         let live = Live::default();
         let stop = AtomicBool::new(false);
         let run = measure(Method::ClockNanosleep, 1_000_000, 20_000_000, &live, &stop);
-        assert_eq!(run.errors.len() as u64 + run.skipped, 20);
+        // Every deadline up to the end is sampled or skipped (a late last wake-up
+        // may also skip deadlines past the end).
+        assert!(run.errors.len() <= 20 && run.errors.len() as u64 + run.skipped >= 20);
         assert!(run.errors.iter().all(|&e| e >= 0));
         assert_eq!(
             live.samples.load(Ordering::Relaxed),
