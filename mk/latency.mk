@@ -6,16 +6,16 @@
 #                         or skipped on both sides (crates/keeptime-cli/tests/check_latency.py)
 #
 # Installs rt-tests with apt-get when cyclictest is missing (needs root).
-# CI=true (make test): 4 rounds of 3 s per side; otherwise 6 rounds of 5 s.
+# CI=true (make test): 10 rounds of 1 s per side; otherwise 12 rounds of 3 s.
 
 LATENCY_INTERVAL_US ?= 1000
 LATENCY_THREADS     ?= $(shell nproc)
 ifeq ($(CI),true)
-LATENCY_ROUNDS      ?= 4
-LATENCY_ROUND_S     ?= 3
+LATENCY_ROUNDS      ?= 10
+LATENCY_ROUND_S     ?= 1
 else
-LATENCY_ROUNDS      ?= 6
-LATENCY_ROUND_S     ?= 5
+LATENCY_ROUNDS      ?= 12
+LATENCY_ROUND_S     ?= 3
 endif
 LATENCY_BIN := $(abspath $(or $(CARGO_TARGET_DIR),target)/release/keeptime)
 LATENCY_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target)/latency-check)

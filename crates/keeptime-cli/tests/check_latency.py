@@ -94,13 +94,16 @@ def main():
     a = ap.parse_args()
 
     bound = 10 * a.interval_us
+    # cyclictest 2.x pins thread N to CPU N even without -a; pin both sides
+    # explicitly, round-robin over the CPUs this process may use.
+    cpus = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
     root = os.geteuid() == 0
     common_ct = ["-m", "-q", "-d", "0", "-i", str(a.interval_us), "-t", str(a.threads),
-                 "-D", str(a.round_seconds), "-h", str(bound), "--latency", "0"]
+                 "-D", str(a.round_seconds), "-h", str(bound), "--latency", "0", "-a", cpus]
     common_kt = ["latency", "--method", "clock-nanosleep", "--mlock", "--quiet",
                  "--interval", f"{a.interval_us}us", "--threads", str(a.threads),
                  "--duration", f"{a.round_seconds}s", "--histogram", f"{bound}us",
-                 "--dma-latency", "0"]
+                 "--dma-latency", "0", "--affinity", cpus]
     if root:
         common_ct += ["-p", "80"]
         common_kt += ["--priority", "80"]
