@@ -122,7 +122,7 @@ def main():
     expected = a.round_seconds * 1_000_000 // a.interval_us
     for r in range(a.rounds):
         order = ["cyclictest", "keeptime"] if r % 2 == 0 else ["keeptime", "cyclictest"]
-        line = [f"round {r + 1}/{a.rounds}:"]
+        line = []
         for side in order:
             out, _ = run(ct_cmd if side == "cyclictest" else kt_cmd)
             if a.out_dir:
@@ -146,7 +146,7 @@ def main():
                     failures.append(
                         f"round {r + 1} {side} thread {t}: {n} samples + {smin}..{smax}"
                         f" skipped deadlines != {expected} deadlines")
-        print("check-latency:", ", ".join(line))
+        print(f"check-latency: round {r + 1}/{a.rounds}:", ", ".join(line))
 
     def figures(side):
         counts, ovf = merged(sides[side])

@@ -179,7 +179,7 @@ fn row(out: &mut String, s: &Summary) {
         Some(st) => {
             let _ = writeln!(
                 out,
-                "  {who:>4} {cpu:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8}",
+                "  {who:>4} {cpu:>4} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6.1}",
                 st.samples,
                 us(st.min_ns),
                 format!("{:.1}", st.mean_ns / 1000.0),
@@ -187,7 +187,8 @@ fn row(out: &mut String, s: &Summary) {
                 us(st.p99_ns),
                 us(st.p999_ns),
                 us(st.max_ns),
-                s.overruns
+                s.overruns,
+                st.cpu_percent
             );
         }
         None => {
@@ -196,7 +197,8 @@ fn row(out: &mut String, s: &Summary) {
     }
 }
 
-/// The text tables: one block per method, a row per thread and one for all.
+/// The text tables: one block per method, a row per thread and one for all
+/// (its CPU % is the threads' CPU time in percent of one CPU).
 pub fn render_text(
     cfg: &Config,
     runs: &[MethodRun],
