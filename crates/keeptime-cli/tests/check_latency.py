@@ -12,9 +12,12 @@ Checks:
   * medians within +-15 % of each other (relative to cyclictest's);
   * p99 of the same order: the larger at most P99_FACTOR (3x) the smaller;
   * the same handling of overruns: on each side and thread, every deadline
-    of a round is either sampled or skipped after a late wake-up, i.e.
-    samples + sum(floor(latency / interval)) == duration / interval (+-2 for
-    the round's start and end), and each side's overrun count is printed.
+    of a round is either sampled or skipped after a late wake-up, never
+    delivered in a catch-up burst: samples + sum(floor(latency / interval))
+    is at most duration / interval + 2 (the round's edges) and at least
+    duration / interval - 1 % (cyclictest's -D timer starts before its
+    threads, so a slow thread start costs it a few deadlines). Each side's
+    overrun count (latency >= one interval) is printed.
 Exit 1 with the failing check named; every figure of both sides is printed.
 """
 
@@ -142,7 +145,10 @@ def main():
                 smin = inside + h["overflows"] * (bound // a.interval_us)
                 smax = inside + h["overflows"] * (h["max_us"] // a.interval_us)
                 n = samples(h)
-                if n + smin > expected + EDGE_SLACK or n + smax < expected - EDGE_SLACK:
+                # Never more than the round's deadlines (a catch-up burst would be);
+                # fewer by up to 1 %: cyclictest's -D clock starts before its threads do.
+                low = max(EDGE_SLACK, expected // 100)
+                if n + smin > expected + EDGE_SLACK or n + smax < expected - low:
                     failures.append(
                         f"round {r + 1} {side} thread {t}: {n} samples + {smin}..{smax}"
                         f" skipped deadlines != {expected} deadlines")
