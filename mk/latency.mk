@@ -6,17 +6,18 @@
 #                         or skipped on both sides (crates/keeptime-cli/tests/check_latency.py)
 #
 # Installs rt-tests with apt-get when cyclictest is missing (needs root).
-# CI=true (make test): 10 rounds of 1 s per side; otherwise 12 rounds of 3 s.
+# Rounds of 1 s, alternating (ABBA), so that the shared machine's load, which
+# swings within seconds, hits both sides alike: 12 per side with CI=true
+# (make test), 30 otherwise.
 
 LATENCY_INTERVAL_US ?= 1000
 LATENCY_THREADS     ?= $(shell nproc)
 ifeq ($(CI),true)
-LATENCY_ROUNDS      ?= 10
-LATENCY_ROUND_S     ?= 1
-else
 LATENCY_ROUNDS      ?= 12
-LATENCY_ROUND_S     ?= 3
+else
+LATENCY_ROUNDS      ?= 30
 endif
+LATENCY_ROUND_S     ?= 1
 LATENCY_BIN := $(abspath $(or $(CARGO_TARGET_DIR),target)/release/keeptime)
 LATENCY_OUT := $(abspath $(or $(CARGO_TARGET_DIR),target)/latency-check)
 
