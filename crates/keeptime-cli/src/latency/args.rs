@@ -69,7 +69,8 @@ pub struct LatencyArgs {
 
     /// Pin threads: alone, thread N on the N-th allowed CPU; with a list
     /// (e.g. 0,2-3), round-robin over it (cyclictest -a).
-    #[arg(long, value_name = "CPUSET", num_args = 0..=1, default_missing_value = "", value_parser = parse_cpu_set, allow_hyphen_values = true)]
+    // No allow_hyphen_values: `--affinity --threads 2` must leave `--threads` a flag.
+    #[arg(long, value_name = "CPUSET", num_args = 0..=1, default_missing_value = "", value_parser = parse_cpu_set)]
     pub affinity: Option<CpuSet>,
 
     /// Print cyclictest's histogram: 1 µs buckets up to this bound (at least
