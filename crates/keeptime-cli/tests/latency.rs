@@ -241,3 +241,41 @@ fn refused_knobs_warn_once_and_the_run_goes_on() {
         refused.iter().any(|r| r.starts_with("--dma-latency"))
     );
 }
+
+#[test]
+fn ctrl_c_ends_early_and_still_prints_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lat.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("keeptime"))
+        .args(["latency", "--duration", "1h", "--threads", "2", "--quiet"])
+        .args(["--method", "clock-nanosleep,keeptime"])
+        .arg("--export-json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The export file is created after the SIGINT handler is installed.
+    while !json.exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: kill with a valid pid and signal number.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("(interrupted)"), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    validate(&doc);
+    assert_eq!(doc["parameters"]["interrupted"], true);
+    // The second method never started: only the first one's cells.
+    assert!(doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["method"] == "clock-nanosleep"));
+}

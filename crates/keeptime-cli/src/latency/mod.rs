@@ -407,6 +407,8 @@ impl LiveLine {
 /// `keeptime latency`.
 pub fn run(a: LatencyArgs) -> Result<()> {
     let cfg = configure(&a)?;
+    // Before the export file is created: a caller that sees the file may send SIGINT.
+    catch_ctrl_c();
     let json_target = a.export_json.as_deref().map(crate::export::Target::parse);
     if let Some(crate::export::Target::File(p)) = &json_target {
         // Fail on a bad path before measuring, not after.
@@ -420,7 +422,6 @@ pub fn run(a: LatencyArgs) -> Result<()> {
     let slack = os_slack();
     let machine = crate::bench::report::Machine::this(slack);
     let created = crate::bench::report::rfc3339(std::time::SystemTime::now());
-    catch_ctrl_c();
 
     let mut pre_refused = Vec::new();
     let mlock = if a.mlock {
