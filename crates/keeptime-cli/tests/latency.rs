@@ -246,7 +246,7 @@ fn refused_knobs_warn_once_and_the_run_goes_on() {
 fn ctrl_c_ends_early_and_still_prints_and_exports() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("lat.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("keeptime"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("keeptime"))
         .args(["latency", "--duration", "1h", "--threads", "2", "--quiet"])
         .args(["--method", "clock-nanosleep,keeptime"])
         .arg("--export-json")
