@@ -22,6 +22,19 @@
 //! and on a virtual machine the host sees the vCPU as busy.
 //!
 //! [`query`] reads the state without changing anything (for `keeptime clocks`).
+//!
+//! ```
+//! use keeptime::pmqos::IdleLatencyHint;
+//!
+//! match IdleLatencyHint::request(0) {
+//!     // Held until `hint` is dropped; other guards in the process share it.
+//!     Ok(hint) => assert_eq!(hint.in_force_us(), 0),
+//!     // Not root, or no such device: say so once and go on without it.
+//!     Err(e) => eprintln!("warning: {e}"),
+//! }
+//! let status = keeptime::pmqos::query();
+//! let _ = (status.driver, status.in_force_us, status.may_request);
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -21,7 +21,7 @@ use anyhow::Result;
 use std::fmt;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Barrier};
+use std::sync::{mpsc, Arc, RwLock};
 use std::time::Duration;
 
 /// A way of waiting for each periodic deadline.
@@ -262,11 +262,14 @@ fn run_methods(cfg: &Config, priority: Option<u32>, quiet: bool) -> (Vec<MethodR
         let n = cfg.threads as usize;
         let lives: Arc<Vec<runner::Live>> =
             Arc::new((0..n).map(|_| runner::Live::default()).collect());
-        let barrier = Arc::new(Barrier::new(n + 1));
+        // Threads apply their knobs, report, then wait here until every
+        // warning is printed, so they all start measuring together.
+        let gate = Arc::new(RwLock::new(()));
+        let closed = gate.write().unwrap_or_else(|e| e.into_inner());
         let (tx, rx) = mpsc::channel::<Vec<String>>();
         let mut handles = Vec::with_capacity(n);
         for (i, cpu) in cfg.cpus.iter().copied().enumerate() {
-            let (b, t, l) = (barrier.clone(), tx.clone(), lives.clone());
+            let (g, t, l) = (gate.clone(), tx.clone(), lives.clone());
             let (interval, run_ns) = (cfg.interval_ns, cfg.run_ns);
             let spawned = std::thread::Builder::new()
                 .name(format!("latency-{i}"))
@@ -284,17 +287,13 @@ fn run_methods(cfg: &Config, priority: Option<u32>, quiet: bool) -> (Vec<MethodR
                     }
                     let _ = t.send(refused);
                     drop(t);
-                    b.wait();
+                    drop(g.read().unwrap_or_else(|e| e.into_inner()));
                     runner::measure(method, interval, run_ns, &l[i], &STOP)
                 });
             match spawned {
                 Ok(h) => handles.push(h),
-                Err(e) => {
-                    // Let the others go; this thread is simply missing.
-                    warnings.warn(format!("could not start measuring thread {i}: {e}"));
-                    let _ = tx.send(Vec::new());
-                    barrier.wait_for_missing();
-                }
+                // This thread is simply missing from the results.
+                Err(e) => warnings.warn(format!("could not start measuring thread {i}: {e}")),
             }
         }
         drop(tx);
@@ -312,7 +311,7 @@ fn run_methods(cfg: &Config, priority: Option<u32>, quiet: bool) -> (Vec<MethodR
                 warnings.warn(r);
             }
         }
-        barrier.wait();
+        drop(closed);
         let live = LiveLine::new(method, cfg.run_ns, quiet);
         while handles.iter().any(|h| !h.is_finished()) {
             std::thread::sleep(Duration::from_millis(250));
@@ -330,20 +329,6 @@ fn run_methods(cfg: &Config, priority: Option<u32>, quiet: bool) -> (Vec<MethodR
         });
     }
     (runs, in_force)
-}
-
-/// A spawn failure still has to release the barrier's count for that thread.
-trait BarrierExt {
-    fn wait_for_missing(&self);
-}
-
-impl BarrierExt for Arc<Barrier> {
-    fn wait_for_missing(&self) {
-        let b = self.clone();
-        let _ = std::thread::Builder::new().spawn(move || {
-            b.wait();
-        });
-    }
 }
 
 /// The live line on stderr: elapsed, and per thread the current and worst max.
