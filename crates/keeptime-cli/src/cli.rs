@@ -31,6 +31,9 @@ pub enum Command {
     Clocks(ClocksArgs),
     /// Sleep precisely (keeptime's exact mode); arguments add up, like GNU sleep.
     Sleep(SleepArgs),
+    /// Periodic wake-up latency, measured the way cyclictest does.
+    #[command(long_about = crate::latency::args::LATENCY_ABOUT)]
+    Latency(crate::latency::LatencyArgs),
 }
 
 const BENCH_ABOUT: &str = "\

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod clocks;
 pub mod duration;
 pub mod export;
+pub mod latency;
 pub mod output;
 pub mod sched;
 pub mod sleep;

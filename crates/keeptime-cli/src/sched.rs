@@ -62,7 +62,7 @@ mod imp {
     use super::SchedError;
     use std::io;
 
-    fn allowed_cpus() -> Option<Vec<usize>> {
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
         // SAFETY: an all-zero cpu_set_t is a valid empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
@@ -179,6 +179,14 @@ mod imp {
 mod imp {
     use super::SchedError;
 
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
+        None
+    }
+
+    pub(super) fn cpu_list(cpus: &[usize]) -> String {
+        format!("{cpus:?}")
+    }
+
     pub fn pin(_cpu: u32) -> Result<(), SchedError> {
         Err(SchedError::Unsupported("--pin"))
     }
@@ -186,6 +194,16 @@ mod imp {
     pub fn fifo(_priority: u32) -> Result<(), SchedError> {
         Err(SchedError::Unsupported("--priority"))
     }
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`), if readable.
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    imp::allowed_cpus()
+}
+
+/// `0-3,6` style list of `cpus`.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    imp::cpu_list(cpus)
 }
 
 /// Pins the calling thread to `cpu`.

@@ -55,6 +55,7 @@ mod error;
 pub mod estimate;
 pub mod os;
 mod platform;
+pub mod pmqos;
 pub mod sim;
 mod sleep;
 mod sys;
