@@ -34,6 +34,10 @@ pub struct BenchReport {
     pub methods: Vec<MethodInfo>,
     /// One entry per method and duration, in run order.
     pub results: Vec<CellResult>,
+    /// The machine's clock report (`keeptime clocks --json`), when taken;
+    /// optional in the format.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<keeptime::clocks::ClockReport>,
 }
 
 /// The program that measured.
