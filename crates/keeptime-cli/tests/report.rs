@@ -343,3 +343,32 @@ fn a_failed_report_keeps_the_old_page() {
     report_fails(&[&bad], &out, 2);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "old page");
 }
+
+#[test]
+fn the_same_runtime_twice_is_told_apart() {
+    let dir = TempDir::new().unwrap();
+    let a = bench_json(dir.path(), "a.json", "20us");
+    let b = dir.path().join("b.json");
+    std::fs::copy(&a, &b).unwrap();
+    let out = dir.path().join("two.html");
+    for files in [[&a, &b], [&a, &a]] {
+        keeptime()
+            .arg("report")
+            .args(files)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success();
+    }
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        html.contains("(a.json): keeptime"),
+        "first of the pair named"
+    );
+    assert!(
+        html.contains("(a.json) #2: keeptime"),
+        "second of the pair named"
+    );
+    // Same durations: no warning, everything drawn side by side.
+    assert!(!html.contains("different durations"));
+}

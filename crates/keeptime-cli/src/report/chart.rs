@@ -128,7 +128,14 @@ fn axis_ns(v: f64) -> String {
     if v == 0.0 {
         "0".into()
     } else {
-        format::ns(v.round() as i64).replace(".00", "")
+        // "10.0 ms" → "10 ms", "2.50 µs" → "2.5 µs": ticks are round values.
+        let text = format::ns(v.round() as i64);
+        match text.split_once(' ') {
+            Some((num, unit)) if num.contains('.') => {
+                format!("{} {unit}", num.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => text,
+        }
     }
 }
 
@@ -266,6 +273,22 @@ pub const CPU_FLOOR: f64 = 0.001;
 /// See [`CPU_FLOOR`].
 pub const P99_FLOOR_NS: f64 = 1.0;
 
+/// A log axis range around `lo..=hi` with some room, at least two decades
+/// wide so that it carries decade ticks, and not below `floor`.
+fn log_span(lo: f64, hi: f64, floor: f64) -> Range<f64> {
+    let (mut a, mut b) = (lo / 2.5, hi * 2.5);
+    if b / a < 100.0 {
+        let grow = (100.0 / (b / a)).sqrt();
+        a /= grow;
+        b *= grow;
+    }
+    if a < floor {
+        b *= floor / a;
+        a = floor;
+    }
+    a..b
+}
+
 /// The trade-off scatter. Returns the SVG text.
 pub fn tradeoff(points: &[TradeoffPoint]) -> Result<String, String> {
     let xy: Vec<(f64, f64)> = points
@@ -287,8 +310,8 @@ pub fn tradeoff(points: &[TradeoffPoint]) -> Result<String, String> {
     if xy.is_empty() {
         (x0, x1, y0, y1) = (0.01, 100.0, 1.0, 1000.0);
     }
-    let xr = (x0 / 2.5).max(CPU_FLOOR / 2.0)..(x1 * 2.5).max(x0 * 10.0);
-    let yr = (y0 / 2.5).max(P99_FLOOR_NS / 2.0)..(y1 * 2.5).max(y0 * 10.0);
+    let xr = log_span(x0, x1, CPU_FLOOR / 2.0);
+    let yr = log_span(y0, y1, P99_FLOOR_NS / 2.0);
     let front = frontier(&xy);
     let mut svg = String::new();
     {
@@ -304,6 +327,8 @@ pub fn tradeoff(points: &[TradeoffPoint]) -> Result<String, String> {
             .configure_mesh()
             .x_desc(TRADE_X)
             .y_desc(TRADE_Y)
+            .x_labels(6)
+            .y_labels(6)
             .x_label_formatter(&|v| cpu_label(*v))
             .y_label_formatter(&|v| axis_ns(*v))
             .label_style((FONT, 23))
@@ -345,17 +370,25 @@ pub fn tradeoff(points: &[TradeoffPoint]) -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
         }
         let (lx0, lx1) = (xr.start.ln(), xr.end.ln());
+        let mut tagged = 0;
         for (p, &(x, y)) in points.iter().zip(&xy) {
             if let Some(tag) = &p.tag {
+                // Alternate above and below, so two close points' labels do not collide.
+                let dy = if tagged % 2 == 0 { -46 } else { 22 };
+                tagged += 1;
                 // Right of the point, or left of it near the right edge.
                 let right_side = (x.ln() - lx0) / (lx1 - lx0) < 0.6;
                 let dx = if right_side {
-                    12
+                    18
                 } else {
-                    -12 - (tag.chars().count() as i32) * 13
+                    -18 - (tag.chars().count() as i32) * 11
                 };
+                // A short leader from the point towards its label.
+                let lead_x = if right_side { 14 } else { -14 };
+                let lead_y = if dy < 0 { dy + 22 } else { dy + 2 };
                 let label = EmptyElement::at((x, y))
-                    + Text::new(tag.clone(), (dx, -30), (FONT, 24).into_font().color(&BLACK));
+                    + PathElement::new(vec![(0, 0), (lead_x, lead_y)], BLACK.stroke_width(2))
+                    + Text::new(tag.clone(), (dx, dy), (FONT, 24).into_font().color(&BLACK));
                 chart
                     .draw_series(std::iter::once(label))
                     .map_err(|e| e.to_string())?;

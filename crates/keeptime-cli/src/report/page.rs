@@ -566,20 +566,40 @@ fn os_sleep<'a>(cells: &[&'a CellResult]) -> Option<&'a CellResult> {
         })
 }
 
+/// `names` made unique: a name that repeats gets its file's name, and
+/// what still repeats (the same file twice) its position.
+fn unique(names: Vec<String>, docs: &[Doc]) -> Vec<String> {
+    let base = |d: &Doc| {
+        std::path::Path::new(&d.file)
+            .file_name()
+            .map_or_else(|| d.file.clone(), |n| n.to_string_lossy().into_owned())
+    };
+    let mut out: Vec<String> = names
+        .iter()
+        .zip(docs)
+        .map(|(n, d)| {
+            if names.iter().filter(|m| *m == n).count() > 1 {
+                format!("{n} ({})", base(d))
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    for i in 0..out.len() {
+        if out[..i].contains(&out[i]) {
+            out[i] = format!("{} #{}", out[i], i + 1);
+        }
+    }
+    out
+}
+
 /// The runtimes-side-by-side part: durations per file, then the shared ones.
 fn compare(h: &mut String, docs: &[Doc]) -> Result<()> {
-    let mut labels: Vec<String> = docs.iter().map(Doc::runtime_label).collect();
-    for i in 0..labels.len() {
-        if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
-            labels[i] = format!("{} ({})", labels[i], docs[i].file);
-        }
-    }
-    // Labels made unique above may still collide for the same file twice.
-    for i in 0..labels.len() {
-        if labels[..i].contains(&labels[i]) {
-            labels[i] = format!("{} #{}", labels[i], i + 1);
-        }
-    }
+    let labels = unique(docs.iter().map(Doc::runtime_label).collect(), docs);
+    let short = unique(
+        docs.iter().map(|d| d.runtime.language.clone()).collect(),
+        docs,
+    );
     let shared: Vec<u64> = docs[0]
         .durations()
         .into_iter()
@@ -633,7 +653,7 @@ fn compare(h: &mut String, docs: &[Doc]) -> Result<()> {
             let color = RUNTIME[i % RUNTIME.len()];
             let cells = d.cells_at(dur);
             if let Some(k) = cells.iter().copied().find(|c| c.method == "keeptime") {
-                tags.push((rows.len(), format!("{} keeptime", d.runtime.language)));
+                tags.push((rows.len(), format!("{} keeptime", short[i])));
                 rows.push((
                     Named {
                         name: format!("{l}: keeptime"),
