@@ -10,12 +10,15 @@ use std::fmt::Write as _;
 
 /// The pure-spin methods, most representative first (labelled on the trade-off).
 const SPIN: [&str; 3] = ["spin-pause", "busy-loop", "keeptime-spin"];
-/// Each runtime's plain OS sleep, most representative first.
+/// Each runtime's plain OS sleep, the language's own first: Python's
+/// `time.sleep` and Go's `time.Sleep` (`time-sleep`), Java's `parkNanos`,
+/// then Rust's `std::thread::sleep` (`sleep-default-slack`, which the Go and
+/// C benches also run as the plain nanosleep).
 const OS_SLEEP: [&str; 6] = [
-    "sleep-default-slack",
     "time-sleep",
-    "thread-sleep",
     "park-nanos",
+    "thread-sleep",
+    "sleep-default-slack",
     "nanosleep",
     "clock-nanosleep-rel",
 ];
