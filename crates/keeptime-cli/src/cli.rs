@@ -34,6 +34,9 @@ pub enum Command {
     /// Periodic wake-up latency, measured the way cyclictest does.
     #[command(long_about = crate::latency::args::LATENCY_ABOUT)]
     Latency(crate::latency::LatencyArgs),
+    /// Draw bench result files (any runtime's --export-json) as one
+    /// self-contained HTML page: distributions, CPU trade-off, tables.
+    Report(ReportArgs),
 }
 
 const BENCH_ABOUT: &str = "\
@@ -124,6 +127,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<String>,
 
+    /// After the run, write the results as one self-contained HTML page
+    /// (as `keeptime report` draws them).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<std::path::PathBuf>,
+
     /// No progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long, short)]
     pub quiet: bool,
@@ -135,6 +143,19 @@ pub struct ClocksArgs {
     /// Print the whole report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `keeptime report` options.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Bench result files (spec/bench-result.md) from any runtime; several
+    /// are drawn side by side.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "OUT.html")]
+    pub output: std::path::PathBuf,
 }
 
 /// `keeptime sleep` options.

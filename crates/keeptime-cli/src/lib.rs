@@ -7,6 +7,7 @@
 //! * [`output`]: units, tables, verdicts, progress bar.
 //! * [`clocks`], [`sleep`]: the other two subcommands.
 //! * [`sched`]: `--pin` and `--priority`.
+//! * [`report`](mod@report): `keeptime report`, the HTML page of bench results.
 //!
 //! The binary (`src/main.rs`) is a short pipeline over these; they live in a
 //! library so the duration parser can be fuzzed and everything unit-tested.
@@ -18,6 +19,7 @@ pub mod duration;
 pub mod export;
 pub mod latency;
 pub mod output;
+pub mod report;
 pub mod sched;
 pub mod sleep;
 

@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Clocks(args) => clocks::run(args.json),
         Command::Sleep(args) => sleep::run(&args.durations, args.verbose),
         Command::Latency(args) => keeptime_cli::latency::run(args),
+        Command::Report(args) => keeptime_cli::report::run(&args.files, &args.output),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -100,7 +101,9 @@ fn bench(args: BenchArgs) -> Result<()> {
     }
     // Before anything sets it: the thread's own slack is the default-slack methods' slack.
     let slack = SlackControl::capture();
-    let machine = Machine::this(slack.default_ns);
+    // One clock inspection gives the machine and the report's clock table.
+    let clock_report = keeptime::clocks::inspect();
+    let machine = Machine::from_info(&clock_report.machine, slack.default_ns);
 
     let mut exports = ExportManager::default();
     if let Some(f) = &args.export_json {
@@ -113,6 +116,9 @@ fn bench(args: BenchArgs) -> Result<()> {
         exports.add(Box::new(MarkdownExporter), Target::parse(f));
     }
     exports.check_targets()?;
+    if let Some(page) = &args.report {
+        keeptime_cli::report::check_writable(page)?;
+    }
 
     if let Some(cpu) = args.pin {
         sched::pin_to_cpu(cpu).map_err(UsageError::from)?;
@@ -171,6 +177,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         },
         methods: methods.into_iter().map(MethodInfo::from).collect(),
         results,
+        clocks: Some(clock_report),
     };
 
     // The tables go to stdout, unless an export claimed it.
@@ -183,5 +190,12 @@ fn bench(args: BenchArgs) -> Result<()> {
         out.write_all(output::render(&report, color).as_bytes())?;
         out.flush()?;
     }
-    exports.write_all(&report)
+    exports.write_all(&report)?;
+    if let Some(page) = &args.report {
+        let doc = keeptime_cli::report::Doc::from_report(&report, "this run")?;
+        let html = keeptime_cli::report::page::render(std::slice::from_ref(&doc))?;
+        keeptime_cli::report::write_atomic(page, html.as_bytes())?;
+        eprintln!("report written to {}", page.display());
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 
 use super::methods::Method;
 use super::stats::Stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `"format"` of every bench result document.
@@ -34,6 +34,10 @@ pub struct BenchReport {
     pub methods: Vec<MethodInfo>,
     /// One entry per method and duration, in run order.
     pub results: Vec<CellResult>,
+    /// The machine's clock report (`keeptime clocks --json`), when taken;
+    /// optional in the format.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<keeptime::clocks::ClockReport>,
 }
 
 /// The program that measured.
@@ -190,7 +194,7 @@ pub struct CellResult {
 }
 
 /// What a keeptime sleeper says it spent over a cell's measured samples.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct SleeperAccount {
     /// The tail target in force, ppm.
     pub tail_target_ppm: u32,
