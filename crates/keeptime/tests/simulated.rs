@@ -220,7 +220,11 @@ fn the_thread_cpu_clock_is_read_around_every_eighth_wait() {
     }
     let ninth = sim.waits()[COST_SAMPLE_EVERY as usize];
     let b9 = bucket_of(ninth.target_ns - ninth.issued_ns);
-    let want = if b9 == b0 { 7_000 + (11_000 - 7_000) / 4 } else { 11_000 };
+    let want = if b9 == b0 {
+        7_000 + (11_000 - 7_000) / 4
+    } else {
+        11_000
+    };
     assert_eq!(s.estimator().cost(b9), want);
 }
 
