@@ -5,7 +5,7 @@
 //! * [`bench`](mod@bench): the methods, the plan, the runner, the statistics, the result document.
 //! * [`export`]: one file per export format behind one trait.
 //! * [`output`]: units, tables, verdicts, progress bar.
-//! * [`clocks`], [`sleep`]: the other two subcommands.
+//! * [`clocks`], [`sleep`], [`trace`]: the other subcommands.
 //! * [`sched`]: `--pin` and `--priority`.
 //!
 //! The binary (`src/main.rs`) is a short pipeline over these; they live in a
@@ -19,6 +19,7 @@ pub mod export;
 pub mod output;
 pub mod sched;
 pub mod sleep;
+pub mod trace;
 
 use std::fmt;
 

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench(args),
         Command::Clocks(args) => clocks::run(args.json),
         Command::Sleep(args) => sleep::run(&args.durations, args.verbose),
+        Command::Trace(args) => keeptime_cli::trace::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
