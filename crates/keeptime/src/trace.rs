@@ -743,9 +743,12 @@ pub enum OracleError {
 #[derive(Clone, Debug)]
 pub struct Oracle<'t> {
     trace: &'t Trace,
-    /// Per recorded length, per draw: the (overshoot, cpu) of draw u₁ and u₂.
+    /// Per recorded length, per draw: the (overshoot, cpu) draw u₁ picks.
     first: Vec<Vec<(u64, u64)>>,
-    second: Vec<Vec<(u64, u64)>>,
+    /// Per draw, per recorded length (draw-major: the second wait's length
+    /// varies by draw): the (overshoot, cpu) draw u₂ picks.
+    second: Vec<(u64, u64)>,
+    lengths: usize,
     draws: usize,
 }
 
@@ -812,27 +815,26 @@ impl<'t> Oracle<'t> {
         if draws == 0 {
             return Err(OracleError::NoDraws);
         }
-        let pick = |second: bool| -> Vec<Vec<(u64, u64)>> {
-            trace
-                .groups
-                .iter()
-                .map(|g| {
-                    let n = g.waits.len();
-                    us.iter()
-                        .map(|&(u1, u2)| {
-                            let u = if second { u2 } else { u1 };
-                            // ⌊u·n⌋ < n for u < 1; min guards the rounding edge.
-                            // `as` saturates: NaN and u < 0 give 0.
-                            g.waits[((u * n as f64) as usize).min(n - 1)]
-                        })
-                        .collect()
-                })
-                .collect()
+        let row = |g: &Group, u: f64| {
+            let n = g.waits.len();
+            // ⌊u·n⌋ < n for u < 1; `as` saturates (NaN, u < 0 give 0), min
+            // guards u ≥ 1.
+            g.waits[((u * n as f64) as usize).min(n - 1)]
         };
+        let first = trace
+            .groups
+            .iter()
+            .map(|g| us.iter().map(|&(u1, _)| row(g, u1)).collect())
+            .collect();
+        let second = us
+            .iter()
+            .flat_map(|&(_, u2)| trace.groups.iter().map(move |g| row(g, u2)))
+            .collect();
         Ok(Oracle {
             trace,
-            first: pick(false),
-            second: pick(true),
+            first,
+            second,
+            lengths: trace.groups.len(),
             draws,
         })
     }
@@ -917,7 +919,7 @@ impl<'t> Oracle<'t> {
             cpu = cpu.saturating_add(c0);
             if d >= g2 && until >= t.saturating_add(MIN_OS_WAIT_NS) {
                 let l = until - t;
-                let (w, c) = self.second[self.trace.nearest_index(l)][i];
+                let (w, c) = self.second[i * self.lengths + self.trace.nearest_index(l)];
                 t = until.saturating_add(w);
                 cpu = cpu.saturating_add(c);
             }
