@@ -57,6 +57,20 @@ fn shared_traces_load_with_their_recorded_counts() {
 }
 
 #[test]
+fn this_hosts_trace_loads() {
+    let t = Trace::load(data("amd-epyc-kvm-nocpuidle.csv.gz")).unwrap();
+    assert_eq!(t.lengths(), trace::default_lengths_ns());
+    assert_eq!(t.rows().len(), 31_856);
+    let counts: Vec<usize> = t.summary().iter().map(|s| s.n).collect();
+    // 60..=1500 waits per block, 3 blocks per length
+    assert!(
+        counts.iter().all(|n| (180..=4500).contains(n)),
+        "{counts:?}"
+    );
+    assert!(t.rows().iter().all(|r| r.overshoot_ns >= 0));
+}
+
+#[test]
 fn columns_may_come_in_any_order_with_blanks_crlf_and_blank_lines() {
     let t =
         parse("thread_cpu_ns, overshoot_ns ,os_wait_ns,round\r\n7,-3,5000,2\r\n\r\n9,4, 5000 ,1\n")
