@@ -380,13 +380,11 @@ fn py_line(p: &trace::OraclePlan) -> String {
     }
 }
 
-/// With Python's draws the port prints what `oracle.py` printed (run by hand:
-/// `../shared/tools/oracle.py tests/data/amd-epyc-kvm-haltpoll.csv.gz`).
-#[test]
-fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
+/// The port's lines for `oracle.py`'s defaults, on `oracle.py`'s draws.
+fn with_python_draws(file: &str) -> String {
     let mut py = PyRandom::seeded_1();
     let draws: Vec<(f64, f64)> = (0..4000).map(|_| (py.random(), py.random())).collect();
-    let t = Trace::load(data("amd-epyc-kvm-haltpoll.csv.gz")).unwrap();
+    let t = Trace::load(data(file)).unwrap();
     let oracle = Oracle::with_draws(&t, &draws).unwrap();
     let mut lines = Vec::new();
     for d in [100_000, 250_000, 1_000_000, 2_500_000, 10_000_000] {
@@ -395,6 +393,13 @@ fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
             lines.push(py_line(&outcomes.best(tail).unwrap()));
         }
     }
+    lines.join("\n")
+}
+
+/// With Python's draws the port prints what `oracle.py` printed (run by hand:
+/// `../shared/tools/oracle.py tests/data/amd-epyc-kvm-haltpoll.csv.gz`).
+#[test]
+fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
     let expected = "   100us    5.0%   30.21  one OS wait, margin 35 (late 4.58%)
    100us    1.0%   45.28  long wait margin 0 + 50, short wait margin 30 (late 0.57%)
    100us    0.1%   87.45  long wait margin 40 + 50, short wait margin 70 (late 0.05%)
@@ -410,7 +415,31 @@ fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
  10000us    5.0%    0.72  long wait margin 150 + 400, short wait margin 35 (late 4.58%)
  10000us    1.0%    0.87  long wait margin 60 + 100, short wait margin 50 (late 0.78%)
  10000us    0.1%   100.0  spin";
-    assert_eq!(lines.join("\n"), expected);
+    assert_eq!(with_python_draws("amd-epyc-kvm-haltpoll.csv.gz"), expected);
+}
+
+/// The same on this host's busy trace (`oracle.py
+/// tests/data/amd-epyc-kvm-nocpuidle.csv.gz`): a pure spin where no plan
+/// meets the tail, and the first plan ("margin 100" at 100 µs: no OS wait
+/// fits) where a pure spin is the cheapest that does.
+#[test]
+fn the_oracle_reproduces_oracle_py_on_this_hosts_trace() {
+    let expected = "   100us    5.0%   30.26  one OS wait, margin 30 (late 3.95%)
+   100us    1.0%   74.98  long wait margin 25 + 50, short wait margin 70 (late 0.68%)
+   100us    0.1%  100.00  one OS wait, margin 100 (late 0.00%)
+   250us    5.0%   12.10  one OS wait, margin 30 (late 4.23%)
+   250us    1.0%   71.14  long wait margin 80 + 100, short wait margin 200 (late 1.00%)
+   250us    0.1%  100.00  one OS wait, margin 300 (late 0.00%)
+  1000us    5.0%    7.44  long wait margin 5 + 100, short wait margin 60 (late 5.00%)
+  1000us    1.0%   100.0  spin
+  1000us    0.1%   100.0  spin
+  2500us    5.0%   100.0  spin
+  2500us    1.0%   100.0  spin
+  2500us    0.1%   100.0  spin
+ 10000us    5.0%   100.0  spin
+ 10000us    1.0%   100.0  spin
+ 10000us    0.1%   100.0  spin";
+    assert_eq!(with_python_draws("amd-epyc-kvm-nocpuidle.csv.gz"), expected);
 }
 
 #[test]
