@@ -136,12 +136,21 @@ pub fn render_oracle(plans: &[OraclePlan], draws: usize) -> String {
             trace::OracleChoice::Spin => String::new(),
             _ => format!(" (late {:.2}%)", p.late_share * 100.0),
         };
+        // oracle.py names this plan by its margin; say what it does.
+        let plan = match p.plan {
+            trace::OracleChoice::OneWait { margin_ns }
+                if p.duration_ns.saturating_sub(margin_ns) < trace::MIN_OS_WAIT_NS =>
+            {
+                format!("spin ({} leaves no OS wait of 5 µs or more)", p.plan)
+            }
+            plan => plan.to_string(),
+        };
         s.push_str(&format!(
             "{:>9} {:>6}% {:>8.2}  {}{}\n",
             format::duration(p.duration_ns),
             tail_text(p.tail_share),
             p.cpu_share * 100.0,
-            p.plan,
+            plan,
             late
         ));
     }
@@ -244,6 +253,27 @@ mod tests {
             let e = parse_tail(bad).unwrap_err();
             assert!(e.contains("(0, 1)"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_one_wait_plan_with_no_room_for_the_wait_reads_as_a_spin() {
+        let plan = |margin_ns| OraclePlan {
+            duration_ns: 100_000,
+            tail_share: 0.001,
+            cpu_share: 1.0,
+            late_share: 0.0,
+            plan: trace::OracleChoice::OneWait { margin_ns },
+        };
+        let text = render_oracle(&[plan(100_000), plan(95_000)], 10);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[2],
+            "   100 µs    0.1%   100.00  spin (one OS wait, margin 100 leaves no OS wait of 5 µs or more) (late 0.00%)"
+        );
+        assert_eq!(
+            lines[3],
+            "   100 µs    0.1%   100.00  one OS wait, margin 95 (late 0.00%)"
+        );
     }
 
     #[test]
