@@ -57,17 +57,22 @@ fn shared_traces_load_with_their_recorded_counts() {
 }
 
 #[test]
-fn this_hosts_trace_loads() {
-    let t = Trace::load(data("amd-epyc-kvm-nocpuidle.csv.gz")).unwrap();
-    assert_eq!(t.lengths(), trace::default_lengths_ns());
-    assert_eq!(t.rows().len(), 31_856);
-    let counts: Vec<usize> = t.summary().iter().map(|s| s.n).collect();
-    // 60..=1500 waits per block, 3 blocks per length
-    assert!(
-        counts.iter().all(|n| (180..=4500).contains(n)),
-        "{counts:?}"
-    );
-    assert!(t.rows().iter().all(|r| r.overshoot_ns >= 0));
+fn this_hosts_traces_load() {
+    for (file, rows) in [
+        ("amd-epyc-kvm-nocpuidle.csv.gz", 32_622),
+        ("amd-epyc-kvm-nocpuidle-busy.csv.gz", 31_856),
+    ] {
+        let t = Trace::load(data(file)).unwrap();
+        assert_eq!(t.lengths(), trace::default_lengths_ns());
+        assert_eq!(t.rows().len(), rows);
+        let counts: Vec<usize> = t.summary().iter().map(|s| s.n).collect();
+        // 60..=1500 waits per block, 3 blocks per length
+        assert!(
+            counts.iter().all(|n| (180..=4500).contains(n)),
+            "{counts:?}"
+        );
+        assert!(t.rows().iter().all(|r| r.overshoot_ns >= 0));
+    }
 }
 
 #[test]
@@ -419,11 +424,11 @@ fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
 }
 
 /// The same on this host's busy trace (`oracle.py
-/// tests/data/amd-epyc-kvm-nocpuidle.csv.gz`): a pure spin where no plan
+/// tests/data/amd-epyc-kvm-nocpuidle-busy.csv.gz`): a pure spin where no plan
 /// meets the tail, and the first plan ("margin 100" at 100 µs: no OS wait
 /// fits) where a pure spin is the cheapest that does.
 #[test]
-fn the_oracle_reproduces_oracle_py_on_this_hosts_trace() {
+fn the_oracle_reproduces_oracle_py_on_this_hosts_busy_trace() {
     let expected = "   100us    5.0%   30.26  one OS wait, margin 30 (late 3.95%)
    100us    1.0%   74.98  long wait margin 25 + 50, short wait margin 70 (late 0.68%)
    100us    0.1%  100.00  one OS wait, margin 100 (late 0.00%)
@@ -439,7 +444,10 @@ fn the_oracle_reproduces_oracle_py_on_this_hosts_trace() {
  10000us    5.0%   100.0  spin
  10000us    1.0%   100.0  spin
  10000us    0.1%   100.0  spin";
-    assert_eq!(with_python_draws("amd-epyc-kvm-nocpuidle.csv.gz"), expected);
+    assert_eq!(
+        with_python_draws("amd-epyc-kvm-nocpuidle-busy.csv.gz"),
+        expected
+    );
 }
 
 #[test]
