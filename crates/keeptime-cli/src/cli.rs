@@ -37,7 +37,26 @@ pub enum Command {
     /// Draw bench result files (any runtime's --export-json) as one
     /// self-contained HTML page: distributions, CPU trade-off, tables.
     Report(ReportArgs),
+    /// Record how late this machine's OS waits wake (a trace file), or read
+    /// one; print per-length overshoots and the oracle's cheapest plans.
+    #[command(long_about = TRACE_ABOUT)]
+    Trace(TraceArgs),
 }
+
+const TRACE_ABOUT: &str = "\
+Record how late this machine's OS waits wake (a trace file), or read one;
+print per-length overshoots and the oracle's cheapest plans.
+
+Recording: for each round (each shuffles the length order), for each length L,
+a block of consecutive clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) waits
+until issue time + L with 1 ns timer slack, each recorded as
+
+  overshoot = first clock reading after the wait − target
+  thread CPU = CLOCK_THREAD_CPUTIME_ID after − before the wait
+
+The oracle replays the trace and finds, per sleep and tail target, the least
+CPU any plan of one or two OS waits then a spin needs while at most that share
+of sleeps end late.";
 
 const BENCH_ABOUT: &str = "\
 Compare every way of waiting on this machine: accuracy and CPU cost.
@@ -175,6 +194,53 @@ pub struct SleepArgs {
     /// Print how late it woke after the deadline.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// `keeptime trace` options.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["output", "oracle"])))]
+pub struct TraceArgs {
+    /// Record a trace to FILE (gzip-compressed when it ends in .gz).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Read an existing trace FILE (CSV or CSV.gz) instead of recording.
+    #[arg(long, value_name = "FILE")]
+    pub oracle: Option<std::path::PathBuf>,
+
+    /// How long to record, e.g. 12 or 500ms (a bare number is seconds) [default: 12].
+    #[arg(long, value_name = "N", value_parser = crate::trace::parse_seconds,
+          allow_hyphen_values = true, conflicts_with = "oracle")]
+    pub seconds: Option<u64>,
+
+    /// OS-wait lengths to record, comma-separated [default: 5us,10us,…,20.48ms doubling].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = crate::trace::parse_length,
+          allow_hyphen_values = true, conflicts_with = "oracle")]
+    pub lengths: Vec<u64>,
+
+    /// Passes over all lengths, each in a shuffled order [default: 3].
+    #[arg(long, value_name = "N", value_parser = crate::trace::parse_rounds,
+          allow_hyphen_values = true, conflicts_with = "oracle")]
+    pub rounds: Option<u32>,
+
+    /// Sleep durations for the oracle, comma-separated [default: 100us,250us,1ms,2.5ms,10ms].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_bench_duration,
+          allow_hyphen_values = true)]
+    pub durations: Vec<u64>,
+
+    /// Shares of late sleeps allowed, comma-separated fractions or
+    /// percentages [default: 5%,1%,0.1%].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = crate::trace::parse_tail,
+          allow_hyphen_values = true)]
+    pub tails: Vec<f64>,
+
+    /// Draws per plan the oracle replays [default: 4000].
+    #[arg(long, value_name = "N", value_parser = crate::trace::parse_draws, allow_hyphen_values = true)]
+    pub draws: Option<usize>,
+
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `--methods` item.

@@ -5,7 +5,7 @@
 //! * [`bench`](mod@bench): the methods, the plan, the runner, the statistics, the result document.
 //! * [`export`]: one file per export format behind one trait.
 //! * [`output`]: units, tables, verdicts, progress bar.
-//! * [`clocks`], [`sleep`]: the other two subcommands.
+//! * [`clocks`], [`sleep`], [`trace`]: the other subcommands.
 //! * [`sched`]: `--pin` and `--priority`.
 //! * [`report`](mod@report): `keeptime report`, the HTML page of bench results.
 //!
@@ -22,6 +22,7 @@ pub mod output;
 pub mod report;
 pub mod sched;
 pub mod sleep;
+pub mod trace;
 
 use std::fmt;
 

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Sleep(args) => sleep::run(&args.durations, args.verbose),
         Command::Latency(args) => keeptime_cli::latency::run(args),
         Command::Report(args) => keeptime_cli::report::run(&args.files, &args.output),
+        Command::Trace(args) => keeptime_cli::trace::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

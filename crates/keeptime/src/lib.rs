@@ -60,6 +60,7 @@ pub mod sim;
 mod sleep;
 mod sys;
 mod ticker;
+pub mod trace;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};

@@ -1,0 +1,291 @@
+//! `keeptime trace`: record how late this machine's OS waits wake (and what
+//! they cost the thread) to a trace file, or read one; then print the
+//! per-length summary and the oracle's cheapest plans
+//! ([`keeptime::trace`]).
+
+use crate::cli::TraceArgs;
+use crate::output::format;
+use crate::UsageError;
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use keeptime::trace::{self, LengthSummary, Oracle, OraclePlan, RecordOptions, Trace};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+/// The default `--seconds`: 12 s, as the shared traces.
+pub const DEFAULT_RECORD_NS: u64 = 12_000_000_000;
+/// The default `--durations`.
+pub const DEFAULT_DURATIONS_NS: [u64; 5] = [100_000, 250_000, 1_000_000, 2_500_000, 10_000_000];
+/// The default `--tails`.
+pub const DEFAULT_TAILS: [f64; 3] = [0.05, 0.01, 0.001];
+
+/// Runs `keeptime trace`.
+pub fn run(args: TraceArgs) -> Result<()> {
+    let trace = match (&args.output, &args.oracle) {
+        (Some(out), _) => record_to(out, &args)?,
+        (None, Some(file)) => Trace::load(file).map_err(|e| UsageError(e.to_string()))?,
+        (None, None) => {
+            return Err(UsageError(
+                "give -o FILE to record or --oracle FILE to read a trace".into(),
+            )
+            .into())
+        }
+    };
+    let durations = if args.durations.is_empty() {
+        DEFAULT_DURATIONS_NS.to_vec()
+    } else {
+        args.durations.clone()
+    };
+    let tails = if args.tails.is_empty() {
+        DEFAULT_TAILS.to_vec()
+    } else {
+        args.tails.clone()
+    };
+    let draws = args.draws.unwrap_or(trace::ORACLE_DEFAULT_DRAWS);
+    let mut out = std::io::stdout().lock();
+    out.write_all(render_summary(&trace.summary()).as_bytes())?;
+    writeln!(out)?;
+    let oracle = Oracle::new(&trace, draws, 1).map_err(|e| UsageError(e.to_string()))?;
+    let mut plans = Vec::new();
+    for &d in &durations {
+        let outcomes = oracle.outcomes(d).map_err(|e| UsageError(e.to_string()))?;
+        for &t in &tails {
+            plans.push(outcomes.best(t).map_err(|e| UsageError(e.to_string()))?);
+        }
+    }
+    out.write_all(render_oracle(&plans, draws).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Records with the options of `args` and writes `out`; the file is created
+/// first, so an unwritable path fails before the recording.
+fn record_to(out: &Path, args: &TraceArgs) -> Result<Trace> {
+    let cannot =
+        |e: std::io::Error| UsageError(format!("{}: cannot write the trace: {e}", out.display()));
+    std::fs::File::create(out).map_err(cannot)?;
+    let defaults = RecordOptions::default();
+    let options = RecordOptions {
+        lengths_ns: if args.lengths.is_empty() {
+            defaults.lengths_ns.clone()
+        } else {
+            args.lengths.clone()
+        },
+        rounds: args.rounds.unwrap_or(defaults.rounds),
+        total_ns: args.seconds.unwrap_or(DEFAULT_RECORD_NS),
+        ..defaults
+    };
+    let blocks = options.lengths_ns.len() as u64 * u64::from(options.rounds);
+    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(blocks), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "recording {bar:30} {pos}/{len} blocks, {msg} waits, {elapsed}",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let trace = trace::record(&options, |p| {
+        bar.set_position(p.blocks_done as u64);
+        bar.set_message(p.waits.to_string());
+    })
+    .map_err(|e| UsageError(e.to_string()))?;
+    bar.finish_and_clear();
+    trace.write(out)?;
+    eprintln!("wrote {} waits to {}", trace.rows().len(), out.display());
+    Ok(trace)
+}
+
+/// The per-length table: count, overshoot percentiles, thread CPU per wait.
+pub fn render_summary(rows: &[LengthSummary]) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{:>9} {:>6}  {:>9} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}\n",
+        "OS wait", "waits", "over p50", "p90", "p99", "p99.9", "max", "CPU p50", "CPU mean"
+    ));
+    for r in rows {
+        s.push_str(&format!(
+            "{:>9} {:>6}  {:>9} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>9}\n",
+            format::duration(r.os_wait_ns),
+            r.n,
+            format::ns(r.overshoot_p50_ns),
+            format::ns(r.overshoot_p90_ns),
+            format::ns(r.overshoot_p99_ns),
+            format::ns(r.overshoot_p999_ns),
+            format::ns(r.overshoot_max_ns),
+            format::ns(i64::try_from(r.thread_cpu_p50_ns).unwrap_or(i64::MAX)),
+            format::ns_f64(r.thread_cpu_mean_ns),
+        ));
+    }
+    s
+}
+
+/// The oracle's table: per sleep and tail target, the least CPU and the plan.
+pub fn render_oracle(plans: &[OraclePlan], draws: usize) -> String {
+    let mut s = format!(
+        "oracle ({draws} draws): the least CPU a plan of one or two OS waits then a spin needs\n"
+    );
+    s.push_str(&format!(
+        "{:>9} {:>7} {:>8}  plan (margins in µs)\n",
+        "sleep", "late ≤", "CPU %"
+    ));
+    for p in plans {
+        let late = match p.plan {
+            trace::OracleChoice::Spin => String::new(),
+            _ => format!(" (late {:.2}%)", p.late_share * 100.0),
+        };
+        // oracle.py names this plan by its margin; say what it does.
+        let plan = match p.plan {
+            trace::OracleChoice::OneWait { margin_ns }
+                if p.duration_ns.saturating_sub(margin_ns) < trace::MIN_OS_WAIT_NS =>
+            {
+                format!("spin ({} leaves no OS wait of 5 µs or more)", p.plan)
+            }
+            plan => plan.to_string(),
+        };
+        s.push_str(&format!(
+            "{:>9} {:>6}% {:>8.2}  {}{}\n",
+            format::duration(p.duration_ns),
+            tail_text(p.tail_share),
+            p.cpu_share * 100.0,
+            plan,
+            late
+        ));
+    }
+    s
+}
+
+fn tail_text(t: f64) -> String {
+    let p = t * 100.0;
+    if p >= 1.0 {
+        format!("{p:.1}")
+    } else {
+        format!("{p}")
+    }
+}
+
+/// `--tails` item: a share in (0, 1), as a fraction (`0.01`) or a percentage (`1%`).
+pub fn parse_tail(s: &str) -> Result<f64, String> {
+    let q = crate::duration::quoted(s);
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    let bad = || {
+        format!(
+            "tail {q} is not a share in (0, 1): give a fraction or a percentage, e.g. 0.01 or 1%"
+        )
+    };
+    if !num
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-')
+    {
+        return Err(bad());
+    }
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let share = v / scale;
+    if share > 0.0 && share < 1.0 {
+        Ok(share)
+    } else {
+        Err(bad())
+    }
+}
+
+/// `--lengths` item: an OS-wait length from 1 µs to 10 s.
+pub fn parse_length(s: &str) -> Result<u64, String> {
+    let q = crate::duration::quoted(s);
+    let ns = crate::duration::parse_ns(s).map_err(|e| e.to_string())?;
+    if (1_000..=10_000_000_000).contains(&ns) {
+        Ok(ns)
+    } else {
+        Err(format!("OS-wait length {q} is out of range: 1us to 10s"))
+    }
+}
+
+/// `--seconds`: the recording's length, 1 ms to 1 h (a bare number is seconds).
+pub fn parse_seconds(s: &str) -> Result<u64, String> {
+    let q = crate::duration::quoted(s);
+    let ns = crate::duration::parse_ns_default_seconds(s).map_err(|e| e.to_string())?;
+    if (1_000_000..=3_600_000_000_000).contains(&ns) {
+        Ok(ns)
+    } else {
+        Err(format!(
+            "recording time {q} is out of range: 0.001 to 3600 seconds"
+        ))
+    }
+}
+
+/// `--rounds`: 1 to 100.
+pub fn parse_rounds(s: &str) -> Result<u32, String> {
+    let q = crate::duration::quoted(s);
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "rounds {q}: expected a whole number from 1 to 100, e.g. 3"
+        )),
+    }
+}
+
+/// `--draws`: 1 to 10 000 000.
+pub fn parse_draws(s: &str) -> Result<usize, String> {
+    let q = crate::duration::quoted(s);
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=10_000_000).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "draws {q}: expected a whole number from 1 to 10000000, e.g. 4000"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails_accept_fractions_and_percentages_only_inside_0_1() {
+        assert_eq!(parse_tail("1%"), Ok(0.01));
+        assert_eq!(parse_tail("0.001"), Ok(0.001));
+        assert_eq!(parse_tail(" 5 %"), Ok(0.05));
+        for bad in ["0", "1", "100%", "-1%", "nan", "inf", "x", "", "1e400"] {
+            let e = parse_tail(bad).unwrap_err();
+            assert!(e.contains("(0, 1)"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_one_wait_plan_with_no_room_for_the_wait_reads_as_a_spin() {
+        let plan = |margin_ns| OraclePlan {
+            duration_ns: 100_000,
+            tail_share: 0.001,
+            cpu_share: 1.0,
+            late_share: 0.0,
+            plan: trace::OracleChoice::OneWait { margin_ns },
+        };
+        let text = render_oracle(&[plan(100_000), plan(95_000)], 10);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[2],
+            "   100 µs    0.1%   100.00  spin (one OS wait, margin 100 leaves no OS wait of 5 µs or more) (late 0.00%)"
+        );
+        assert_eq!(
+            lines[3],
+            "   100 µs    0.1%   100.00  one OS wait, margin 95 (late 0.00%)"
+        );
+    }
+
+    #[test]
+    fn record_options_are_range_checked() {
+        assert_eq!(parse_length("5us"), Ok(5_000));
+        assert!(parse_length("0ns").unwrap_err().contains("1us to 10s"));
+        assert!(parse_length("-5us").is_err());
+        assert_eq!(parse_seconds("12"), Ok(12_000_000_000));
+        assert_eq!(parse_seconds("500ms"), Ok(500_000_000));
+        assert!(parse_seconds("0").unwrap_err().contains("out of range"));
+        assert_eq!(parse_rounds("3"), Ok(3));
+        assert!(parse_rounds("0").is_err());
+        assert!(parse_draws("0").is_err());
+    }
+}
