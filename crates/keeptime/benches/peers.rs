@@ -1,9 +1,12 @@
-//! keeptime against its peers, measured side by side in one process:
-//! `std::thread::sleep`, a pure spin on the clock, the `spin_sleep` crate's
-//! default `SpinSleeper`, and `keeptime::sleep`.
+//! keeptime against its peers, measured side by side in one process (issue
+//! 10's frontier): keeptime at tail targets 5 %, 1 % and 0.1 %, spin_sleep at
+//! native accuracies 50, 100, 125 and 200 µs and its default, the 1 ms hybrid,
+//! keeptime's Mode::Spin and a pure pause spin, at 250 µs, 1 ms, 2.5 ms and
+//! 10 ms, next to the oracle of a wake-up trace recorded in the same run, and
+//! a crowd of 16 threads; `std::thread::sleep` is the OS-sleep baseline.
 //!
 //! ```text
-//! cargo bench -p keeptime --bench peers            # ~40 s
+//! cargo bench -p keeptime --bench peers            # ~3 min
 //! KEEPTIME_BENCH_SCALE=0.25 cargo bench -p keeptime --bench peers   # quicker, noisier
 //! ```
 //!
@@ -436,17 +439,84 @@ fn ok(b: bool) -> &'static str {
 }
 
 mod oracle {
-    //! The oracle of a wake-up trace recorded in this run (keeptime::trace).
+    //! The oracle of a wake-up trace recorded in this run ([`keeptime::trace`]):
+    //! the least CPU any "OS wait(s), then spin" plan needs on this machine,
+    //! as it is right now, for a given share of late sleeps.
     use super::*;
+    use keeptime::trace::{self, Oracle, RecordOptions, Trace};
 
-    pub struct Oracle;
+    /// Draws per oracle evaluation (4000 leave a 0.1 % tail 4 late sleeps).
+    const DRAWS: usize = 40_000;
 
-    /// Records a trace of this machine now and keeps it for the tables.
-    pub fn record(_scale: f64) -> Option<Oracle> {
-        None
+    pub struct Recorded {
+        trace: Trace,
     }
 
-    impl Oracle {
-        pub fn print_against(&self, _d: Duration, _sums: &[Summary], _methods: &[Method]) {}
+    /// Records a trace of this machine now (12 s × scale, at least 3 s) and
+    /// writes it to `target/bench-peers-trace.csv.gz` for `keeptime trace --oracle`.
+    pub fn record(scale: f64) -> Option<Recorded> {
+        let opts = RecordOptions {
+            total_ns: (12e9 * scale).max(3e9) as u64,
+            ..RecordOptions::default()
+        };
+        println!(
+            "recording a wake-up trace of this machine for the oracle ({:.0} s)...",
+            opts.total_ns as f64 / 1e9
+        );
+        let trace = match trace::record(&opts, |_| {}) {
+            Ok(t) => t,
+            Err(e) => {
+                println!("no oracle: recording the trace failed: {e}");
+                return None;
+            }
+        };
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/bench-peers-trace.csv.gz");
+        match trace.write(&path) {
+            Ok(()) => println!("trace written to {}", path.display()),
+            Err(e) => println!("trace not written: {e}"),
+        }
+        Some(Recorded { trace })
+    }
+
+    impl Recorded {
+        /// Prints the oracle's CPU next to keeptime's at each target, and the
+        /// 1 % target's ratio against the issue's 1.3× bound.
+        pub fn print_against(&self, d: Duration, sums: &[Summary], methods: &[Method]) {
+            let oracle = match Oracle::new(&self.trace, DRAWS, 1) {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("- oracle: {e}");
+                    return;
+                }
+            };
+            let outcomes = match oracle.outcomes(d.as_nanos() as u64) {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("- oracle: {e}");
+                    return;
+                }
+            };
+            for (m, s) in methods.iter().zip(sums) {
+                let Method::Keeptime(t) = *m else { continue };
+                let Ok(best) = outcomes.best(t.share()) else {
+                    continue;
+                };
+                let oracle_cpu = best.cpu_share * 100.0;
+                let ratio = s.cpu / oracle_cpu.max(1e-9);
+                let verdict = if t == TailTarget::BALANCED {
+                    format!(" (≤ 1.3×: {})", ok(ratio <= 1.3))
+                } else {
+                    String::new()
+                };
+                println!(
+                    "- target {t}: keeptime CPU {:.2} % vs the oracle's {:.2} % on this run's trace = {ratio:.2}×{verdict}; oracle plan: {} (its late share {:.2} %)",
+                    s.cpu,
+                    oracle_cpu,
+                    best.plan,
+                    best.late_share * 100.0
+                );
+            }
+        }
     }
 }

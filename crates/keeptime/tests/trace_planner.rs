@@ -1,0 +1,170 @@
+//! The planner on recorded wake-up traces (`tests/data/`), replayed
+//! deterministically by `keeptime::trace::TracePlatform`: exact assertions
+//! on what it decides for each host, plus the invariants every replay keeps.
+//!
+//! The replay takes each OS wait's overshoot and thread CPU from the rows of
+//! the nearest recorded length, in file order, so the same trace gives the
+//! same decisions in every run. The pinned numbers are this version's
+//! decisions (spec/estimator.md v4, spec/sleep.md); a change of behaviour
+//! shows up here as a changed number, like a changed vector.
+
+use keeptime::sim::SimWait;
+use keeptime::trace::{Trace, TracePlatform};
+use keeptime::{Sleeper, SleeperStats, TailTarget};
+use std::path::PathBuf;
+
+fn load(name: &str) -> Trace {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    Trace::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// What replaying `n` sleeps of `d_ns` at `target` on `trace` came to.
+struct Replay {
+    stats: SleeperStats,
+    /// The last sleep's OS waits as (length, ns before the deadline it ended).
+    last_plan: Vec<(u64, u64)>,
+    cpu_ns: u64,
+    wall_ns: u64,
+}
+
+fn replay(trace: &str, d_ns: u64, target: TailTarget, warmup: usize, n: usize) -> Replay {
+    let tp = TracePlatform::new(load(trace), 1_000_000);
+    tp.set_spin_step(50);
+    let mut s = Sleeper::builder()
+        .tail_target(target)
+        .build_with(tp.clone());
+    for _ in 0..warmup {
+        let deadline = tp.now() + d_ns;
+        s.sleep_until_ns(deadline);
+    }
+    s.reset_stats();
+    let (cpu0, t0) = (tp.thread_cpu_ns(), tp.now());
+    let mut last = Vec::new();
+    for _ in 0..n {
+        let before = tp.waits().len();
+        let deadline = tp.now() + d_ns;
+        let woke = s.sleep_until_ns(deadline);
+        assert!(woke >= deadline, "returned {} ns early", deadline - woke);
+        let w: Vec<SimWait> = tp.waits()[before..].to_vec();
+        last = w
+            .iter()
+            .map(|w| {
+                (
+                    w.target_ns - w.issued_ns,
+                    deadline.saturating_sub(w.target_ns),
+                )
+            })
+            .collect();
+    }
+    Replay {
+        stats: s.stats(),
+        last_plan: last,
+        cpu_ns: tp.thread_cpu_ns() - cpu0,
+        wall_ns: tp.now() - t0,
+    }
+}
+
+fn cpu_percent(r: &Replay) -> f64 {
+    100.0 * r.cpu_ns as f64 / r.wall_ns as f64
+}
+
+/// Invariants of every replay: never early (checked per sleep), the late
+/// share near the target, the sleeper's CPU estimate near the replayed CPU.
+fn check_invariants(r: &Replay, target: TailTarget, n: usize) {
+    assert_eq!(r.stats.sleeps, n as u64);
+    assert!(r.stats.late <= r.stats.sleeps);
+    let est = r.stats.cpu_estimate_ns as f64;
+    let real = r.cpu_ns as f64;
+    assert!(
+        (est - real).abs() <= 0.05 * real,
+        "CPU estimate {est} vs replayed {real}"
+    );
+    // At most 1.5 × the target late, plus one sleep (the bound).
+    let allowed = 1.5 * target.share() * n as f64 + 1.0;
+    assert!(
+        r.stats.late as f64 <= allowed,
+        "{} of {n} late at target {target}",
+        r.stats.late
+    );
+}
+
+#[test]
+fn haltpoll_host_one_wait_at_1ms() {
+    // Every OS wait costs ~20 µs of CPU and wakes ~26 µs late. The 1 ms
+    // sleep ends with a long wait 91 µs before the deadline and a short one
+    // 41 µs before it (the short bucket's tail at half the budget), then a
+    // spin: 6.45 % CPU, where oracle.py finds 6.43 % on this trace.
+    let n = 3_000;
+    let r = replay(
+        "amd-epyc-kvm-haltpoll.csv.gz",
+        1_000_000,
+        TailTarget::BALANCED,
+        1_000,
+        n,
+    );
+    check_invariants(&r, TailTarget::BALANCED, n);
+    assert_eq!(r.last_plan, vec![(909_041, 90_959), (23_920, 40_959)]);
+    assert_eq!(
+        (r.stats.late, r.stats.os_waits),
+        (27, 4_555),
+        "late sleeps and OS waits over {n} sleeps"
+    );
+    assert_eq!(format!("{:.2}", cpu_percent(&r)), "6.45");
+}
+
+#[test]
+fn haltpoll_host_targets_trade_cpu_for_tail() {
+    let n = 2_000;
+    let mut cpu = Vec::new();
+    let mut late = Vec::new();
+    for t in [
+        TailTarget::RELAXED,
+        TailTarget::BALANCED,
+        TailTarget::STRICT,
+    ] {
+        let r = replay("amd-epyc-kvm-haltpoll.csv.gz", 250_000, t, 1_000, n);
+        check_invariants(&r, t, n);
+        cpu.push(format!("{:.2}", cpu_percent(&r)));
+        late.push(r.stats.late);
+    }
+    // 250 µs: one wait at every target (a short second wait is not cheaper
+    // when each costs 20 µs); stricter targets spin longer. oracle.py on this
+    // trace: 13.6 % at 5 %, 19.5 % at 1 %, 33.5 % at 0.1 %.
+    assert_eq!(cpu, ["13.32", "19.23", "34.26"]);
+    assert_eq!(late, [44, 21, 2]);
+}
+
+#[test]
+fn this_host_without_cpuidle_at_1ms_and_10ms() {
+    // This project's AMD host without a cpuidle driver, recorded while other
+    // builds ran: waits from 640 µs up have a 1 % tail of 0.2–1.6 ms. At 1 ms
+    // no established short bucket makes a two-wait plan pay yet, so the
+    // planner waits 491 µs and spins the rest (27.8 % CPU; oracle.py finds
+    // 10.1 % with a split it has not established); at 10 ms it stays within
+    // the target where no plan of oracle.py's does (it spins).
+    let n = 2_000;
+    let r = replay(
+        "amd-epyc-kvm-nocpuidle.csv.gz",
+        1_000_000,
+        TailTarget::BALANCED,
+        1_000,
+        n,
+    );
+    check_invariants(&r, TailTarget::BALANCED, n);
+    assert_eq!(r.last_plan, vec![(491_249, 508_751)]);
+    assert_eq!((r.stats.late, r.stats.os_waits), (26, 2_336));
+    assert_eq!(format!("{:.2}", cpu_percent(&r)), "27.76");
+    let r = replay(
+        "amd-epyc-kvm-nocpuidle.csv.gz",
+        10_000_000,
+        TailTarget::BALANCED,
+        300,
+        600,
+    );
+    check_invariants(&r, TailTarget::BALANCED, 600);
+    assert_eq!(r.last_plan, vec![(8_820_353, 1_179_647)]);
+    assert_eq!((r.stats.late, r.stats.os_waits), (5, 678));
+    assert_eq!(format!("{:.2}", cpu_percent(&r)), "11.81");
+}
