@@ -59,6 +59,10 @@ pub mod sim;
 mod sleep;
 mod sys;
 mod ticker;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+#[cfg(feature = "async")]
+pub mod waiter;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
