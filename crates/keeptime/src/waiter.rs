@@ -380,6 +380,9 @@ impl Timer {
         }
         if earliest {
             q.changed = true;
+            drop(q);
+            // After unlocking: a waiter woken while the lock is held would
+            // block on it and cost this (executor) thread a second futex wake.
             core.cv.notify_all();
         }
         Timer { key, shared }
@@ -430,6 +433,7 @@ impl Drop for Timer {
             q.cancelled += 1;
             if first == Some(self.key) {
                 q.changed = true;
+                drop(q);
                 core.cv.notify_all();
             }
         }

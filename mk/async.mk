@@ -1,0 +1,13 @@
+# Precise timers for async code (issue 14): keeptime::tokio (crates/keeptime,
+# feature "tokio") and keeptime.asyncio (python/). Their tests run in
+# test-rust (the crate's self dev-dependency enables the feature) and
+# test-python.
+#
+#   make bench-async   tokio::time::sleep vs keeptime::tokio::sleep vs
+#                      block_in_place(keeptime::sleep), blocking keeptime::sleep
+#                      as the reference; 1,000 concurrent sleeps' CPU (~40 s)
+
+.PHONY: bench-async
+
+bench-async:
+	$(CARGO) bench --locked -p keeptime --features tokio --bench async
