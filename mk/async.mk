@@ -6,8 +6,14 @@
 #   make bench-async   tokio::time::sleep vs keeptime::tokio::sleep vs
 #                      block_in_place(keeptime::sleep), blocking keeptime::sleep
 #                      as the reference; 1,000 concurrent sleeps' CPU (~40 s)
+#   make bench-async-python   python -m keeptime bench-async: asyncio.sleep vs
+#                      keeptime.asyncio.sleep (asyncio's loop and uvloop's),
+#                      blocking keeptime.sleep as the reference (~60 s)
 
-.PHONY: bench-async
+.PHONY: bench-async bench-async-python
 
 bench-async:
 	$(CARGO) bench --locked -p keeptime --features tokio --bench async
+
+bench-async-python: python-install
+	$(PY_BIN)/python -m keeptime bench-async

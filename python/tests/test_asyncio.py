@@ -192,3 +192,13 @@ def test_a_cancelled_async_tick_consumes_no_slot():
 def test_sleep_needs_a_running_loop():
     with pytest.raises(RuntimeError):
         kta.sleep(0.001).send(None)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "x", "101"])
+def test_bench_async_rejects_a_bad_scale(bad, capsys):
+    from keeptime.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench-async", "--scale", bad])
+    assert e.value.code == 2
+    assert "scale" in capsys.readouterr().err or "number" in capsys.readouterr().err
