@@ -16,9 +16,11 @@ True
 How: keeptime's process-wide waiter thread (Rust, never holding the GIL)
 waits with keeptime's precise sleeper and wakes the loop through a socket it
 watches (``loop.add_reader``) a *learned* wake-up latency before the
-deadline; the coroutine then yields to the loop until the last 4 µs and
-spins those with the GIL held. So one sleep holds the loop for at most a few
-µs per step, never for its length, and other tasks keep running. The
+deadline; the coroutine then yields to the loop until the last loop round
+trip and spins that with the GIL held (the round trip is learned per loop,
+4-50 µs; spinning less would end the sleep one round late). So one sleep
+holds the loop for about one round trip per step, never for its length,
+and other tasks keep running. The
 latency is learned per loop with keeptime's margin estimator (the same
 estimator and spec as the blocking sleep's OS waits). Works with any loop
 that supports ``add_reader`` (asyncio's default selector loop on Linux and

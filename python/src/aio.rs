@@ -8,10 +8,16 @@
 //! await. Each loop has its own learned wake-up latency (the time from the
 //! byte written to the sleeping coroutine running again), learned with the
 //! core's `MarginEstimator` (`WakeLatency`), and each sleep ends in the
-//! coroutine: yields to the loop while more than 4 µs remain, then a spin of
-//! at most 4 µs with the GIL held (`keeptime::waiter::next_step`).
+//! coroutine: yields to the loop while more than one loop round trip
+//! remains, then spins that last round trip with the GIL held
+//! (`keeptime::waiter::next_step`). A round trip of an asyncio loop costs
+//! 5-20 µs of Python on the project VM, so spinning less would only end the
+//! sleep a round late; the round trip is learned per loop (a decaying
+//! maximum, 4-50 µs), and it is the longest one sleep holds the loop.
 
-use keeptime::waiter::{PreciseWait, Progress, Step, WakeLatency};
+use keeptime::waiter::{
+    PreciseWait, Progress, Step, WakeLatency, FINISH_SPIN_NS, MAX_FINISH_SPIN_NS,
+};
 use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use std::io::{ErrorKind, Read, Write};
@@ -53,6 +59,22 @@ struct SignalInner {
     write: UnixStream,
     fired: Mutex<Vec<u64>>,
     latency: WakeLatency,
+    /// Decaying maximum of the loop's round trip (yield, other ready tasks,
+    /// back), ns: the finishing spin, so a sleep never ends a round late.
+    round_ns: AtomicU64,
+}
+
+/// A loop's first round-trip estimate, ns.
+const INITIAL_ROUND_NS: u64 = 10_000;
+
+impl SignalInner {
+    /// One round trip observed: the estimate jumps up to it or decays by
+    /// 1/16 toward it (a slow round is forgotten within a few dozen).
+    fn observe_round(&self, ns: u64) {
+        let est = self.round_ns.load(Ordering::Relaxed);
+        let next = ns.max(est - est / 16).min(MAX_FINISH_SPIN_NS);
+        self.round_ns.store(next, Ordering::Relaxed);
+    }
 }
 
 impl SignalInner {
@@ -88,6 +110,7 @@ impl LoopSignal {
                 write,
                 fired: Mutex::new(Vec::new()),
                 latency: WakeLatency::new(),
+                round_ns: AtomicU64::new(INITIAL_ROUND_NS),
             }),
         })
     }
@@ -115,6 +138,15 @@ impl LoopSignal {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         )
+    }
+
+    /// The finishing spin (ns) of this loop's sleeps: the decaying maximum
+    /// of its observed round trip, 4-50 µs.
+    fn finish_spin_ns(&self) -> u64 {
+        self.inner
+            .round_ns
+            .load(Ordering::Relaxed)
+            .clamp(FINISH_SPIN_NS, MAX_FINISH_SPIN_NS)
     }
 
     /// The lead (ns) this loop's sleeps with `remaining_ns` to go are woken
@@ -153,6 +185,8 @@ pub struct AsyncSleep {
     waker: Waker,
     id: u64,
     woke_ns: u64,
+    /// When the last step answered "yield", ns (0: it did not).
+    yielded_at_ns: u64,
 }
 
 #[pymethods]
@@ -171,6 +205,7 @@ impl AsyncSleep {
             signal: inner,
             id,
             woke_ns: 0,
+            yielded_at_ns: 0,
         }
     }
 
@@ -178,12 +213,22 @@ impl AsyncSleep {
     /// deadline); 1: yield to the loop once and call again; 2: await the
     /// future registered under ``id`` (the timer is armed).
     fn step(&mut self) -> u8 {
+        if self.yielded_at_ns != 0 {
+            let round = keeptime::os::monotonic_ns().saturating_sub(self.yielded_at_ns);
+            self.signal.observe_round(round);
+            self.yielded_at_ns = 0;
+        }
+        let spin = self.signal.round_ns.load(Ordering::Relaxed);
+        self.wait.set_finish_spin_ns(spin);
         match self.wait.poll(&self.signal.latency, &self.waker) {
             Progress::Ready(now) => {
                 self.woke_ns = now;
                 DONE
             }
-            Progress::Pending(Step::Yield) => YIELD,
+            Progress::Pending(Step::Yield) => {
+                self.yielded_at_ns = keeptime::os::monotonic_ns();
+                YIELD
+            }
             Progress::Pending(_) => WAIT,
         }
     }

@@ -54,6 +54,12 @@ pub const FINISH_SPIN_NS: u64 = 4_000;
 /// a task make sleeps late, never early.
 pub const MAX_LEAD_NS: u64 = 200_000;
 
+/// The longest finishing spin a caller may configure
+/// ([`PreciseWait::set_finish_spin_ns`]): for event loops whose round trip
+/// (yield, run the other ready tasks, come back) is itself several µs, so a
+/// shorter spin would only make the sleep late by one round.
+pub const MAX_FINISH_SPIN_NS: u64 = 50_000;
+
 /// Where a timer stands when its task is polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerState {
@@ -93,18 +99,25 @@ pub enum Step {
 /// current learned lead for the remaining time (`lead_ns`, see
 /// [`WakeLatency::lead_ns`]).
 ///
-/// * past the deadline: [`Step::Done`]; within [`FINISH_SPIN_NS`]: [`Step::Spin`];
+/// * past the deadline: [`Step::Done`]; within `finish_spin_ns` (normally
+///   [`FINISH_SPIN_NS`]): [`Step::Spin`];
 /// * an armed timer: [`Step::Wait`];
 /// * fired, and no more than the armed lead to go: [`Step::Yield`]; fired
 ///   but earlier than that (woken far too early): [`Step::Arm`] again;
 /// * unarmed: [`Step::Yield`] if the remaining time is within the lead (a
 ///   wake-up through the waiter would come too late anyway), else [`Step::Arm`].
-pub fn next_step(now_ns: u64, deadline_ns: u64, state: TimerState, lead_ns: u64) -> Step {
+pub fn next_step(
+    now_ns: u64,
+    deadline_ns: u64,
+    state: TimerState,
+    lead_ns: u64,
+    finish_spin_ns: u64,
+) -> Step {
     if now_ns >= deadline_ns {
         return Step::Done;
     }
     let remaining = deadline_ns - now_ns;
-    if remaining <= FINISH_SPIN_NS {
+    if remaining <= finish_spin_ns {
         return Step::Spin;
     }
     let lead_ns = lead_ns.min(MAX_LEAD_NS);
@@ -464,6 +477,7 @@ pub struct PreciseWait {
     armed_remaining_ns: u64,
     armed_lead_ns: u64,
     observed: bool,
+    finish_spin_ns: u64,
 }
 
 /// The outcome of [`PreciseWait::poll`].
@@ -486,7 +500,16 @@ impl PreciseWait {
             armed_remaining_ns: 0,
             armed_lead_ns: 0,
             observed: false,
+            finish_spin_ns: FINISH_SPIN_NS,
         }
+    }
+
+    /// Sets the longest finishing spin in one poll (default
+    /// [`FINISH_SPIN_NS`]; clamped to `FINISH_SPIN_NS..=MAX_FINISH_SPIN_NS`).
+    /// An event loop whose yield round trip takes longer than 4 µs sets it
+    /// to that round trip, or its sleeps end late by one round.
+    pub fn set_finish_spin_ns(&mut self, ns: u64) {
+        self.finish_spin_ns = ns.clamp(FINISH_SPIN_NS, MAX_FINISH_SPIN_NS);
     }
 
     /// The deadline.
@@ -511,7 +534,8 @@ impl PreciseWait {
     /// [`Step::Yield`] the caller must make sure it is polled again soon (a
     /// tokio future calls `waker.wake_by_ref()`; Python yields to the loop).
     /// Never returns `Ready` before the deadline. Holds the caller for at
-    /// most [`FINISH_SPIN_NS`] plus a few clock reads.
+    /// most the finishing spin ([`FINISH_SPIN_NS`] unless set otherwise) plus
+    /// a few clock reads.
     pub fn poll(&mut self, latency: &WakeLatency, waker: &Waker) -> Progress {
         loop {
             let now = crate::os::monotonic_ns();
@@ -535,7 +559,7 @@ impl PreciseWait {
                 TimerState::Unarmed => latency.lead_ns(remaining),
                 _ => self.armed_lead_ns,
             };
-            let step = next_step(now, self.deadline_ns, state, lead);
+            let step = next_step(now, self.deadline_ns, state, lead, self.finish_spin_ns);
             match step {
                 Step::Done => {
                     self.timer = None;
@@ -587,28 +611,40 @@ mod tests {
             TimerState::Armed,
             TimerState::Fired { lead_ns: 50_000 },
         ] {
-            assert_eq!(next_step(MS, MS, state, 50_000), Step::Done);
-            assert_eq!(next_step(MS + 1, MS, state, 50_000), Step::Done);
+            assert_eq!(next_step(MS, MS, state, 50_000, FINISH_SPIN_NS), Step::Done);
             assert_eq!(
-                next_step(MS - FINISH_SPIN_NS, MS, state, 50_000),
+                next_step(MS + 1, MS, state, 50_000, FINISH_SPIN_NS),
+                Step::Done
+            );
+            assert_eq!(
+                next_step(MS - FINISH_SPIN_NS, MS, state, 50_000, FINISH_SPIN_NS),
                 Step::Spin
             );
-            assert_eq!(next_step(MS - 1, MS, state, 50_000), Step::Spin);
+            assert_eq!(
+                next_step(MS - 1, MS, state, 50_000, FINISH_SPIN_NS),
+                Step::Spin
+            );
         }
     }
 
     #[test]
     fn first_poll_arms_unless_the_lead_covers_the_rest() {
         let s = TimerState::Unarmed;
-        assert_eq!(next_step(0, MS, s, 30_000), Step::Arm { lead_ns: 30_000 });
-        assert_eq!(next_step(MS - 30_000, MS, s, 30_000), Step::Yield);
         assert_eq!(
-            next_step(MS - 30_001, MS, s, 30_000),
+            next_step(0, MS, s, 30_000, FINISH_SPIN_NS),
+            Step::Arm { lead_ns: 30_000 }
+        );
+        assert_eq!(
+            next_step(MS - 30_000, MS, s, 30_000, FINISH_SPIN_NS),
+            Step::Yield
+        );
+        assert_eq!(
+            next_step(MS - 30_001, MS, s, 30_000, FINISH_SPIN_NS),
             Step::Arm { lead_ns: 30_000 }
         );
         // The lead is capped.
         assert_eq!(
-            next_step(0, 10 * MS, s, 5 * MS),
+            next_step(0, 10 * MS, s, 5 * MS, FINISH_SPIN_NS),
             Step::Arm {
                 lead_ns: MAX_LEAD_NS
             }
@@ -618,13 +654,36 @@ mod tests {
     #[test]
     fn fired_timers_yield_within_their_lead_and_rearm_when_woken_far_too_early() {
         let fired = TimerState::Fired { lead_ns: 40_000 };
-        assert_eq!(next_step(MS - 40_000, MS, fired, 10_000), Step::Yield);
-        assert_eq!(next_step(MS - 5_000, MS, fired, 10_000), Step::Yield);
         assert_eq!(
-            next_step(MS - 40_001, MS, fired, 10_000),
+            next_step(MS - 40_000, MS, fired, 10_000, FINISH_SPIN_NS),
+            Step::Yield
+        );
+        assert_eq!(
+            next_step(MS - 5_000, MS, fired, 10_000, FINISH_SPIN_NS),
+            Step::Yield
+        );
+        assert_eq!(
+            next_step(MS - 40_001, MS, fired, 10_000, FINISH_SPIN_NS),
             Step::Arm { lead_ns: 10_000 }
         );
-        assert_eq!(next_step(0, MS, TimerState::Armed, 10_000), Step::Wait);
+        assert_eq!(
+            next_step(0, MS, TimerState::Armed, 10_000, FINISH_SPIN_NS),
+            Step::Wait
+        );
+        // An event loop with a 25 µs round trip spins the last 25 µs instead.
+        assert_eq!(
+            next_step(MS - 25_000, MS, fired, 10_000, 25_000),
+            Step::Spin
+        );
+        assert_eq!(
+            next_step(MS - 25_001, MS, fired, 10_000, 25_000),
+            Step::Yield
+        );
+        let mut w = PreciseWait::new(MS);
+        w.set_finish_spin_ns(u64::MAX);
+        assert_eq!(w.finish_spin_ns, MAX_FINISH_SPIN_NS);
+        w.set_finish_spin_ns(0);
+        assert_eq!(w.finish_spin_ns, FINISH_SPIN_NS);
     }
 
     #[test]
@@ -665,6 +724,7 @@ mod tests {
                 deadline,
                 TimerState::Unarmed,
                 lat.lead_ns(deadline - now),
+                FINISH_SPIN_NS,
             ) else {
                 panic!("a 1 ms sleep arms a timer");
             };
@@ -675,7 +735,13 @@ mod tests {
             lat.observe(deadline - now, resumed - fired);
             finishes.push((
                 lead,
-                next_step(resumed, deadline, TimerState::Fired { lead_ns: lead }, lead),
+                next_step(
+                    resumed,
+                    deadline,
+                    TimerState::Fired { lead_ns: lead },
+                    lead,
+                    FINISH_SPIN_NS,
+                ),
             ));
         }
         // First sleep: the default 50 µs lead, woken 30 µs early: yield.
