@@ -202,3 +202,10 @@ def test_bench_async_rejects_a_bad_scale(bad, capsys):
         main(["bench-async", "--scale", bad])
     assert e.value.code == 2
     assert "scale" in capsys.readouterr().err or "number" in capsys.readouterr().err
+
+
+def test_the_module_docs_example_runs():
+    import doctest
+
+    failures, tried = doctest.testmod(kta, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0
