@@ -11,7 +11,10 @@ wait returns, as ``python -m keeptime bench``). CPU = *process* CPU time ÷
 wall time (keeptime's waiter thread counts). Hold = the duration of one step
 of the sleeping coroutine (p99 and max over all steps): how long one sleep
 kept the event loop from other tasks; the max includes any preemption of
-the loop's thread by the OS. Methods take turns in rounds.
+the loop's thread by the OS. Timing the steps costs the return path a few
+µs, so in a cell every sleep with an error sample is followed by one timed
+for its hold (the crowd times every sleep). One loop of each kind serves
+the whole run. Methods take turns in rounds.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def _blocking(d: int, n: int) -> Cell:
     return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0)
 
 
-def _in_loop(new_loop: Callable[[], asyncio.AbstractEventLoop], sleep: Sleep, d: int, n: int) -> Cell:
+def _in_loop(loop: asyncio.AbstractEventLoop, sleep: Sleep, d: int, n: int) -> Cell:
     mono, secs = time.monotonic_ns, d / 1e9
     holds: List[int] = []
 
@@ -91,20 +94,17 @@ def _in_loop(new_loop: Callable[[], asyncio.AbstractEventLoop], sleep: Sleep, d:
         errors = []
         for _ in range(n):
             deadline = mono() + d
-            await _Timed(sleep(secs), holds)
+            await sleep(secs)
             errors.append(mono() - deadline)
+            await _Timed(sleep(secs), holds)  # the hold, from a sample of its own
         return errors
 
-    loop = new_loop()
-    try:
-        cpu0, wall0 = time.process_time_ns(), mono()
-        errors = loop.run_until_complete(main())
-        return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0, holds)
-    finally:
-        loop.close()
+    cpu0, wall0 = time.process_time_ns(), mono()
+    errors = loop.run_until_complete(main())
+    return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0, holds)
 
 
-def _crowd(new_loop: Callable[[], asyncio.AbstractEventLoop], sleep: Sleep, d: int, per_task: int) -> Cell:
+def _crowd(loop: asyncio.AbstractEventLoop, sleep: Sleep, d: int, per_task: int) -> Cell:
     mono, secs = time.monotonic_ns, d / 1e9
     holds: List[int] = []
 
@@ -121,13 +121,9 @@ def _crowd(new_loop: Callable[[], asyncio.AbstractEventLoop], sleep: Sleep, d: i
         lists = await asyncio.gather(*(one(i) for i in range(1000)))
         return [e for errors in lists for e in errors]
 
-    loop = new_loop()
-    try:
-        cpu0, wall0 = time.process_time_ns(), mono()
-        errors = loop.run_until_complete(main())
-        return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0, holds)
-    finally:
-        loop.close()
+    cpu0, wall0 = time.process_time_ns(), mono()
+    errors = loop.run_until_complete(main())
+    return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0, holds)
 
 
 def _q(sorted_values: Sequence[int], p: float) -> int:
@@ -172,9 +168,9 @@ def loops(use_uvloop: bool = True) -> List[Tuple[str, Callable[[], asyncio.Abstr
 _SLEEPS: Tuple[Tuple[str, Sleep], ...] = (("asyncio.sleep", asyncio.sleep), ("keeptime.asyncio.sleep", kta.sleep))
 
 
-def _cell_runner(new_loop: Callable[[], asyncio.AbstractEventLoop], sleep: Sleep) -> Callable[[int, int], Cell]:
+def _cell_runner(loop: asyncio.AbstractEventLoop, sleep: Sleep) -> Callable[[int, int], Cell]:
     def runner(d: int, n: int) -> Cell:
-        return _in_loop(new_loop, sleep, d, n)
+        return _in_loop(loop, sleep, d, n)
 
     return runner
 
@@ -189,13 +185,25 @@ def run(scale: float = 1.0, use_uvloop: bool = True, out: Optional[TextIO] = Non
             out.write(s)
             out.flush()
 
-    lps = loops(use_uvloop)
+    # One loop of each kind for the whole run, as an application has: what
+    # keeptime learns about a loop (wake-up latency, round trip) is kept.
+    lps = [(name, new_loop()) for name, new_loop in loops(use_uvloop)]
+    try:
+        return _run(lps, scale, emit, text)
+    finally:
+        for _, loop in lps:
+            loop.close()
+
+
+def _run(
+    lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: Callable[[str], None], text: List[str]
+) -> str:
     methods: List[Tuple[str, str, Callable[[int, int], Cell]]] = [
         ("plain thread", "keeptime.sleep (blocking)", _blocking)
     ]
-    for name, new_loop in lps:
+    for name, loop in lps:
         for label, sleep in _SLEEPS:
-            methods.append((name, label, _cell_runner(new_loop, sleep)))
+            methods.append((name, label, _cell_runner(loop, sleep)))
     emit(
         f"keeptime bench-async (Python {platform.python_version()}): "
         f"loops {', '.join(n for n, _ in lps)}; {ROUNDS} interleaved rounds; CPU = process CPU ÷ wall; "
@@ -228,9 +236,9 @@ def run(scale: float = 1.0, use_uvloop: bool = True, out: Optional[TextIO] = Non
         "(deadlines spread over one period)\n\n"
     )
     rows = []
-    for name, new_loop in lps:
+    for name, loop in lps:
         for label, sleep in _SLEEPS:
-            rows.append(_row(name, label, _crowd(new_loop, sleep, d, per_task)))
+            rows.append(_row(name, label, _crowd(loop, sleep, d, per_task)))
     emit(_table(rows, "process CPU"))
     return "".join(text)
 
