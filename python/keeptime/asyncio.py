@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import types
 import weakref
-from typing import Dict, Optional, TypeVar, overload
+from typing import Dict, Generator, Optional, TypeVar, overload
 
 from keeptime import _keeptime
 from keeptime._keeptime import Tick, Ticker
@@ -84,30 +85,51 @@ def _timers_of(loop: asyncio.AbstractEventLoop) -> _LoopTimers:
     return timers
 
 
+@types.coroutine
+def _yield() -> Generator[None, None, None]:
+    """One trip round the loop (what ``asyncio.sleep(0)`` does, one frame less)."""
+    yield
+
+
+def _start(deadline_ns: int) -> "_keeptime._AsyncSleep":
+    return _keeptime._AsyncSleep(_timers_of(asyncio.get_running_loop()).signal, deadline_ns)
+
+
+async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
+    """What ``wait.step()`` asked for: one loop round, or the timer's firing.
+    Cancellation (or the coroutine being closed) disarms the timer."""
+    if step == _YIELD:
+        await _yield()
+        return
+    loop = asyncio.get_running_loop()
+    timers = _timers_of(loop)
+    fut: asyncio.Future[None] = loop.create_future()
+    timers.futures[wait.id] = fut
+    try:
+        await fut
+    except BaseException:
+        wait.cancel()
+        raise
+    finally:
+        if timers.futures.get(wait.id) is fut:
+            del timers.futures[wait.id]
+
+
+# The loops below are written out in both functions so that the path from the
+# last spin back to the caller is as short as Python allows: the sleep's
+# lateness as the caller sees it is mostly that path.
+
+
 async def sleep_until_ns(deadline_ns: int) -> int:
     """Sleep precisely until ``deadline_ns`` (a ``time.monotonic_ns()``
     reading) and return the first clock reading at or after it (never
     earlier). A past deadline returns at once, without yielding."""
-    loop = asyncio.get_running_loop()
-    timers = _timers_of(loop)
-    wait = _keeptime._AsyncSleep(timers.signal, deadline_ns)
-    try:
-        while True:
-            step = wait.step()
-            if step == _DONE:
-                return wait.woke_ns
-            if step == _YIELD:
-                await asyncio.sleep(0)
-                continue
-            fut: asyncio.Future[None] = loop.create_future()
-            timers.futures[wait.id] = fut
-            try:
-                await fut
-            finally:
-                if timers.futures.get(wait.id) is fut:
-                    del timers.futures[wait.id]
-    finally:
-        wait.cancel()
+    wait = _start(deadline_ns)
+    step = wait.step()
+    while step:
+        await _pause(wait, step)
+        step = wait.step()
+    return wait.woke_ns
 
 
 @overload
@@ -118,7 +140,7 @@ async def sleep(delay: float, result: _T) -> _T: ...
 
 async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     """Coroutine that completes after ``delay`` seconds, precisely: never
-    earlier, typically within a µs after. Returns ``result``, like
+    earlier, typically within a µs or two after. Returns ``result``, like
     :func:`asyncio.sleep`, whose signature and conventions it follows (see
     the module docs for where it differs from the blocking
     :func:`keeptime.sleep`): zero or negative yields once and returns;
@@ -126,9 +148,13 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     past 2**64 - 1 ns."""
     deadline = _keeptime._async_deadline_ns(delay)
     if deadline is None:
-        await asyncio.sleep(0)
+        await _yield()
         return result
-    await sleep_until_ns(deadline)
+    wait = _start(deadline)
+    step = wait.step()
+    while step:
+        await _pause(wait, step)
+        step = wait.step()
     return result
 
 
