@@ -385,11 +385,22 @@ impl Timer {
         let earliest = q.by_wake.first_key_value().map_or(true, |(k, _)| key < *k);
         q.by_wake.insert(key, Arc::clone(&shared));
         if !q.started {
-            q.started = true;
-            std::thread::Builder::new()
+            q.started = std::thread::Builder::new()
                 .name("keeptime-waiter".into())
                 .spawn(run_waiter)
-                .expect("keeptime: cannot start the waiter thread");
+                .is_ok();
+            if !q.started {
+                // No thread to wait with (the OS refused one): fire at once.
+                // The task then finishes by yielding to its executor until
+                // the deadline, still never early; the next arm tries again.
+                q.by_wake.remove(&key);
+                q.fired += 1;
+                drop(q);
+                let now = crate::os::monotonic_ns();
+                shared.fired_at.store(now.max(1), Ordering::SeqCst);
+                waker.wake_by_ref();
+                return Timer { key, shared };
+            }
         }
         if earliest {
             q.changed = true;
