@@ -600,7 +600,7 @@ impl PreciseWait {
                     self.armed_remaining_ns = remaining;
                     self.armed_lead_ns = lead;
                     self.observed = false;
-                    self.timer = Some(Timer::arm(self.deadline_ns - lead, waker));
+                    self.timer = Some(Timer::arm(self.deadline_ns.saturating_sub(lead), waker));
                     return Progress::Pending(Step::Arm { lead_ns: lead });
                 }
             }
