@@ -6,10 +6,10 @@
 #
 #   make bench-async   tokio::time::sleep vs keeptime::tokio::sleep vs
 #                      block_in_place(keeptime::sleep), blocking keeptime::sleep
-#                      as the reference; 1,000 concurrent sleeps' CPU (~40 s)
+#                      as the reference; 1,000 concurrent sleeps' CPU (~35 s)
 #   make bench-async-python   python -m keeptime bench-async: asyncio.sleep vs
 #                      keeptime.asyncio.sleep (asyncio's loop and uvloop's),
-#                      blocking keeptime.sleep as the reference (~60 s)
+#                      blocking keeptime.sleep as the reference (~25 s)
 
 .PHONY: bench-async bench-async-python test-async-doc
 

@@ -4,7 +4,7 @@
 //! and the blocking `keeptime::sleep` on a plain thread as the reference.
 //!
 //! ```text
-//! make bench-async                        # cargo bench -p keeptime --features tokio --bench async, ~40 s
+//! make bench-async                        # cargo bench -p keeptime --features tokio --bench async, ~35 s
 //! KEEPTIME_BENCH_SCALE=0.25 make bench-async   # quicker, noisier
 //! ```
 //!
