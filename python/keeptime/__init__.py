@@ -70,6 +70,15 @@ def _warm_up(_read=_time.monotonic_ns, _sleep=sleep):
 
 _keeptime._set_warm_up(_warm_up)
 
+
+def __getattr__(name: str) -> object:
+    # keeptime.asyncio imports asyncio (tens of ms): only when first used.
+    if name == "asyncio":
+        import keeptime.asyncio
+
+        return keeptime.asyncio
+    raise AttributeError(f"module 'keeptime' has no attribute {name!r}")
+
 __all__ = [
     "ClockInfo",
     "ClockReport",

@@ -1,5 +1,6 @@
 """keeptime: precise waiting for Python (sleeps, tickers, clock inspection)."""
 
+from keeptime import asyncio as asyncio
 from keeptime._clocks import (
     ClockInfo as ClockInfo,
     ClockReport as ClockReport,

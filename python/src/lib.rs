@@ -1,5 +1,6 @@
 //! The native half of the `keeptime` Python package: `keeptime._keeptime`.
 
+mod aio;
 mod bench;
 mod clocks;
 mod convert;
@@ -30,5 +31,9 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench::_timer_slack_ns, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_set_timer_slack_ns, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_measure_core, m)?)?;
+    m.add_class::<aio::LoopSignal>()?;
+    m.add_class::<aio::AsyncSleep>()?;
+    m.add_function(wrap_pyfunction!(aio::_async_deadline_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(aio::_waiter_state, m)?)?;
     Ok(())
 }

@@ -364,6 +364,39 @@ impl PyTicker {
         self.next_tick(py)
     }
 
+    /// ``async for tick in ticker``: the same endless schedule, each wait a
+    /// precise ``keeptime.asyncio`` wait that holds the event loop for at
+    /// most a few µs (the ticker's ``mode`` applies to blocking ticks only).
+    /// A cancelled wait consumes no slot.
+    fn __aiter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The awaitable of the next tick (see :meth:`__aiter__`).
+    fn __anext__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("keeptime.asyncio")?
+            .getattr("_next_tick")?
+            .call1((slf,))
+    }
+
+    /// For ``keeptime.asyncio``: the next slot at ``now_ns``, a :class:`Tick`
+    /// delivered at once or the deadline (an ``int``) to wait for.
+    fn _poll<'py>(&self, py: Python<'py>, now_ns: u64) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self.schedule().poll(now_ns) {
+            Step::Wait { deadline_ns } => deadline_ns.into_pyobject(py)?.into_any(),
+            Step::Now(tick) => Bound::new(py, PyTick::from(tick))?.into_any(),
+        })
+    }
+
+    /// For ``keeptime.asyncio``: the wait for ``deadline_ns`` ended at
+    /// ``woke_ns``; the :class:`Tick`, or ``None`` if the schedule changed
+    /// meanwhile (reset, new period) and the caller must poll again.
+    fn _woke(&self, deadline_ns: u64, woke_ns: u64) -> Option<PyTick> {
+        let mut schedule = self.schedule();
+        (schedule.next_deadline_ns() == deadline_ns).then(|| schedule.woke(woke_ns).into())
+    }
+
     /// Restart the schedule from now: the next slot is due one period from
     /// now; slot numbers continue.
     fn reset(&self) {

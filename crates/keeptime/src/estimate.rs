@@ -169,6 +169,13 @@ impl Bucket {
     }
 }
 
+/// Σ (g − lo) over `n` samples whose lower bin edges add up to `lo_sum`
+/// (each lo ≤ g), saturating at `u64::MAX` as the spec's term-by-term sum does.
+fn spin_sum(g: u64, n: u64, lo_sum: u64) -> u64 {
+    let exact = u128::from(g) * u128::from(n) - u128::from(lo_sum);
+    u64::try_from(exact).unwrap_or(u64::MAX)
+}
+
 /// The last bin whose every sample is at most `g` (`binhi(k) <= g`), if any.
 fn last_bin_within(g: u64) -> Option<usize> {
     let j = bin_of(g);
@@ -356,7 +363,7 @@ impl MarginEstimator {
         Tail {
             samples: n,
             late: n - within,
-            spin_sum_ns: g_ns.saturating_mul(within).saturating_sub(lo_sum),
+            spin_sum_ns: spin_sum(g_ns, within, lo_sum),
         }
     }
 
@@ -370,7 +377,7 @@ impl MarginEstimator {
         let k = &self.buckets[s];
         let (n_g, lo_g) = k.prefix(last_bin_within(g_ns));
         let (n_l, lo_l) = k.prefix(last_bin_within(limit_ns.min(g_ns)));
-        let rest_spin = g_ns.saturating_mul(n_g - n_l).saturating_sub(lo_g - lo_l);
+        let rest_spin = spin_sum(g_ns, n_g - n_l, lo_g - lo_l);
         (n_l, rest_spin)
     }
 

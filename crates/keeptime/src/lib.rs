@@ -43,6 +43,14 @@
 //! * Durations past the clock's range saturate to an effectively unbounded
 //!   wait; nothing panics on any input.
 //!
+//! ## Async code
+//!
+//! With the `tokio` feature, `keeptime::tokio` has `sleep`, `sleep_until`
+//! and `interval` futures with the same never-early contract, woken by one
+//! process-wide precise waiter thread (`keeptime::waiter`, feature `async`)
+//! that learns the executor's wake-up latency; one sleep holds an executor
+//! thread for at most ~4 µs per poll.
+//!
 //! ## Testing code that waits
 //!
 //! Every decision goes through the [`Platform`] trait; [`sim::SimPlatform`]
@@ -60,7 +68,11 @@ pub mod sim;
 mod sleep;
 mod sys;
 mod ticker;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 pub mod trace;
+#[cfg(feature = "async")]
+pub mod waiter;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};

@@ -725,7 +725,7 @@ impl<P: Platform> Sleeper<P> {
 /// every [`EXPLORE_EVERY`]-th sleep), a
 /// two-wait plan that meets the budget and whose short wait's bucket is not
 /// yet established at half the budget is taken even if it costs more: the one
-/// whose short bucket has the fewest samples.
+/// whose short bucket has the most samples (finishing one bucket at a time).
 ///
 /// Before anything is learned: one OS wait ending
 /// [`DEFAULT_MARGIN_NS`](crate::estimate::DEFAULT_MARGIN_NS) (or `min_spin_ns`)

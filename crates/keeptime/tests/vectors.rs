@@ -341,8 +341,8 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExact(3_000_000_000, 1, 0),
         ],
     ));
-    // 9. Only a cut-short wait fits: the 1 ms bucket's one sample was a 900 µs
-    //    preemption, the 300 µs bucket wakes 3 µs late. No complete plan
+    // 9. Only a cut-short wait fits: the 1 ms bucket's waits all woke 900 µs
+    //    late, the 300 µs bucket (established) wakes 3 µs late. No complete plan
     //    meets 1 % at 1 ms: a 524 µs chunk, as it costs less than spinning;
     //    at 600 µs a two-wait plan fits; once a wait is known to cost more
     //    than the spin, a spin.
@@ -350,8 +350,8 @@ fn estimator_scenarios() -> Vec<Value> {
         "chunk_fallback",
         &[
             Begin,
-            Observe(700_000, 900_000),
-            ObserveEach(300_000, vec![3_000; 20]),
+            ObserveEach(700_000, vec![900_000; 120]),
+            ObserveEach(300_000, vec![3_000; 200]),
             ObserveCost(300_000, 4_000),
             Check,
             PlanExact(ms, 10_000, 0),

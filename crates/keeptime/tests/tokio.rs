@@ -1,0 +1,257 @@
+//! keeptime::tokio on real tokio runtimes. Real time: only invariants are
+//! asserted (never early, everything finishes, nothing left armed, other
+//! tasks make progress); the figures are `make bench-async`'s.
+#![cfg(feature = "tokio")]
+
+use keeptime::os::monotonic_ns;
+use keeptime::{waiter, MissedTicks};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+/// The waiter is process-wide: tests that count its timers run one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn multi_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+struct Noop;
+impl Wake for Noop {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(Noop));
+    Pin::new(f).poll(&mut Context::from_waker(&waker))
+}
+
+/// Waits (up to 10 s, polling) for the waiter to park; returns whether it did.
+fn waiter_parks() -> bool {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        if waiter::stats().idle {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+#[test]
+fn sleeps_are_never_early() {
+    let _g = serial();
+    let rt = current_thread();
+    rt.block_on(async {
+        for i in 0..300u64 {
+            let d = Duration::from_nanos(1_000 + (i * 7_919) % 2_000_000);
+            let deadline = Instant::now() + d;
+            let deadline_ns = monotonic_ns() + d.as_nanos() as u64;
+            if i % 2 == 0 {
+                keeptime::tokio::sleep(d).await;
+                assert!(Instant::now() >= deadline, "sleep({d:?}) returned early");
+            } else {
+                let woke = keeptime::tokio::sleep_until_monotonic_ns(deadline_ns).await;
+                assert!(
+                    woke >= deadline_ns,
+                    "returned {} ns early",
+                    deadline_ns - woke
+                );
+                assert!(monotonic_ns() >= deadline_ns);
+            }
+        }
+        let past = Instant::now() - Duration::from_millis(1);
+        keeptime::tokio::sleep_until(past).await; // a past deadline completes at once
+    });
+    assert_eq!(waiter::stats().pending, 0);
+}
+
+fn thousand_sleeps(rt: &tokio::runtime::Runtime) {
+    let start = monotonic_ns();
+    let early = Arc::new(AtomicU64::new(0));
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..1_000u64)
+            .map(|i| {
+                let early = Arc::clone(&early);
+                // Deadlines spread over 1..21 ms, many of them close together.
+                let deadline = start + 1_000_000 + (i * 20_011) % 20_000_000;
+                tokio::spawn(async move {
+                    let woke = keeptime::tokio::sleep_until_monotonic_ns(deadline).await;
+                    if woke < deadline || monotonic_ns() < deadline {
+                        early.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(early.load(Ordering::Relaxed), 0, "sleeps ended early");
+    assert_eq!(waiter::stats().pending, 0);
+}
+
+#[test]
+fn a_thousand_concurrent_sleeps_on_current_thread() {
+    let _g = serial();
+    thousand_sleeps(&current_thread());
+}
+
+#[test]
+fn a_thousand_concurrent_sleeps_on_multi_thread() {
+    let _g = serial();
+    thousand_sleeps(&multi_thread());
+}
+
+#[test]
+fn dropped_sleeps_leave_nothing_armed() {
+    let _g = serial();
+    let before = waiter::stats();
+    let mut sleeps: Vec<_> = (0..100)
+        .map(|i| keeptime::tokio::sleep(Duration::from_secs(10 + i)))
+        .collect();
+    for s in &mut sleeps {
+        assert!(poll_once(s).is_pending());
+        assert!(s.is_armed());
+    }
+    assert_eq!(waiter::stats().pending, before.pending + 100);
+    drop(sleeps);
+    let after = waiter::stats();
+    assert_eq!(after.pending, before.pending);
+    assert_eq!(after.cancelled, before.cancelled + 100);
+    assert!(waiter_parks(), "the waiter kept running with nothing armed");
+
+    // Duration::MAX saturates; dropping it disarms it as well.
+    let mut forever = keeptime::tokio::sleep(Duration::MAX);
+    assert!(poll_once(&mut forever).is_pending());
+    assert_eq!(waiter::stats().pending, 1);
+    drop(forever);
+    assert_eq!(waiter::stats().pending, 0);
+}
+
+#[test]
+fn cancelled_tasks_and_lost_selects_leave_nothing_armed() {
+    let _g = serial();
+    for rt in [current_thread(), multi_thread()] {
+        rt.block_on(async {
+            // select!: the precise sleep loses and is dropped.
+            tokio::select! {
+                _ = keeptime::tokio::sleep(Duration::from_secs(30)) => panic!("cannot win"),
+                _ = tokio::time::sleep(Duration::from_millis(2)) => {}
+            }
+            assert_eq!(waiter::stats().pending, 0);
+            // An aborted task drops its sleep.
+            let task = tokio::spawn(keeptime::tokio::sleep(Duration::from_secs(30)));
+            while waiter::stats().pending == 0 {
+                tokio::task::yield_now().await;
+            }
+            task.abort();
+            assert!(task.await.unwrap_err().is_cancelled());
+            assert_eq!(waiter::stats().pending, 0);
+        });
+    }
+    assert!(waiter_parks());
+}
+
+#[test]
+fn other_tasks_keep_running_while_100_timers_are_pending() {
+    let _g = serial();
+    for rt in [current_thread(), multi_thread()] {
+        let counter = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicU64::new(0));
+        rt.block_on(async {
+            let c = Arc::clone(&counter);
+            let d = Arc::clone(&done);
+            let counting = tokio::spawn(async move {
+                while d.load(Ordering::Relaxed) == 0 {
+                    c.fetch_add(1, Ordering::Relaxed);
+                    tokio::task::yield_now().await;
+                }
+            });
+            let start = monotonic_ns();
+            let sleeps: Vec<_> = (0..100u64)
+                .map(|i| {
+                    tokio::spawn(keeptime::tokio::sleep_until_monotonic_ns(
+                        start + 5_000_000 + i * 50_000,
+                    ))
+                })
+                .collect();
+            for s in sleeps {
+                let deadline_ok = s.await.unwrap();
+                assert!(deadline_ok >= start + 5_000_000);
+            }
+            done.store(1, Ordering::Relaxed);
+            counting.await.unwrap();
+        });
+        assert!(
+            counter.load(Ordering::Relaxed) > 0,
+            "the counting task starved"
+        );
+    }
+}
+
+#[test]
+fn interval_ticks_in_order_never_early_and_skips_missed_slots() {
+    let _g = serial();
+    let rt = current_thread();
+    rt.block_on(async {
+        let period = Duration::from_millis(1);
+        // Burst: every slot, in order, whatever the machine's hiccups.
+        let mut iv = keeptime::tokio::interval(period, MissedTicks::Burst).unwrap();
+        for k in 1..=20 {
+            let tick = iv.tick().await;
+            assert_eq!(tick.index, k);
+            assert_eq!(tick.skipped, 0);
+            assert!(Instant::now() >= tick.scheduled);
+        }
+        let mut iv = keeptime::tokio::interval(period, MissedTicks::Skip).unwrap();
+        let first = iv.tick().await;
+        // The body overruns by 3.5 periods: at least two slots are skipped.
+        std::thread::sleep(period * 7 / 2);
+        let late = iv.tick().await;
+        assert!(late.skipped >= 2, "{late:?}");
+        assert_eq!(late.index, first.index + 1 + late.skipped);
+        let next = iv.tick().await;
+        assert_eq!(next.index, late.index + 1 + next.skipped);
+        assert!(Instant::now() >= next.scheduled);
+        assert_eq!(iv.schedule().stats().ticks, 3);
+    });
+    assert!(matches!(
+        keeptime::tokio::interval(Duration::ZERO, MissedTicks::Burst),
+        Err(keeptime::Error::ZeroPeriod)
+    ));
+}
+
+#[test]
+fn a_dropped_tick_consumes_no_slot() {
+    let _g = serial();
+    let mut iv = keeptime::tokio::interval(Duration::from_secs(60), MissedTicks::Skip).unwrap();
+    {
+        let mut tick = Box::pin(iv.tick());
+        let waker = Waker::from(Arc::new(Noop));
+        assert!(tick
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        assert_eq!(waiter::stats().pending, 1);
+    }
+    assert_eq!(waiter::stats().pending, 0);
+    assert_eq!(iv.schedule().next_index(), 1);
+}

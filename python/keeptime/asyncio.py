@@ -1,0 +1,175 @@
+"""Precise sleeps for asyncio: ``await keeptime.asyncio.sleep(250e-6)``.
+
+``asyncio.sleep`` wakes through the selector, whose timeout is in whole
+milliseconds on Linux: a 100 µs sleep takes about 1.1 ms, a 1 ms sleep
+1.1-1.2 ms. :func:`sleep` is never early and typically ends within a
+microsecond of its deadline, without blocking the event loop:
+
+>>> import asyncio, time, keeptime.asyncio
+>>> async def main():
+...     deadline = time.monotonic_ns() + 250_000
+...     await keeptime.asyncio.sleep(250e-6)          # like asyncio.sleep
+...     return time.monotonic_ns() >= deadline
+>>> asyncio.run(main())
+True
+
+How: keeptime's process-wide waiter thread (Rust, never holding the GIL)
+waits with keeptime's precise sleeper and wakes the loop through a socket it
+watches (``loop.add_reader``) a *learned* wake-up latency before the
+deadline; the coroutine then yields to the loop until the last loop round
+trip and spins that with the GIL held (the round trip is learned per loop,
+4-50 µs; spinning less would end the sleep one round late). So one sleep
+holds the loop for about one round trip per step, never for its length,
+and other tasks keep running. The
+latency is learned per loop with keeptime's margin estimator (the same
+estimator and spec as the blocking sleep's OS waits). Works with any loop
+that supports ``add_reader`` (asyncio's default selector loop on Linux and
+macOS, uvloop).
+
+Cancellation (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) raises
+``CancelledError`` at once and disarms the timer.
+
+Where it differs from the blocking :func:`keeptime.sleep`: it follows
+``asyncio.sleep``'s conventions. A zero or negative delay yields once and
+returns (``keeptime.sleep`` raises ``ValueError`` for negative); any real
+number is accepted (``float()`` of it: ``Fraction``, ``Decimal``), a
+non-number is a ``TypeError``; NaN is a ``ValueError``; a delay past 2**64 - 1
+ns (584 years, and ``inf``) is an ``OverflowError`` where ``asyncio.sleep``
+would wait forever. The CPU cost is the loop's yields for the last few tens of
+µs of each sleep (the learned lead, at most 200 µs) plus the waiter's own
+few-µs spin; ``python -m keeptime bench-async`` measures it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import types
+import weakref
+from typing import Dict, Generator, Optional, TypeVar, overload
+
+from keeptime import _keeptime
+from keeptime._keeptime import Tick, Ticker
+
+__all__ = ["sleep", "sleep_until_ns"]
+
+_T = TypeVar("_T")
+
+_DONE, _YIELD, _WAIT = 0, 1, 2
+
+
+class _LoopTimers:
+    """One loop's wake-up channel and the futures its sleeps await."""
+
+    __slots__ = ("signal", "futures", "__weakref__")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.signal = _keeptime._LoopSignal()
+        self.futures: Dict[int, asyncio.Future[None]] = {}
+        loop.add_reader(self.signal.fileno(), self._fired)
+
+    def _fired(self) -> None:
+        for sleep_id in self.signal.drain():
+            fut = self.futures.pop(sleep_id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(None)
+
+
+_TIMERS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopTimers]" = weakref.WeakKeyDictionary()
+
+
+def _timers_of(loop: asyncio.AbstractEventLoop) -> _LoopTimers:
+    timers = _TIMERS.get(loop)
+    if timers is None:
+        timers = _TIMERS[loop] = _LoopTimers(loop)
+    return timers
+
+
+@types.coroutine
+def _yield() -> Generator[None, None, None]:
+    """One trip round the loop (what ``asyncio.sleep(0)`` does, one frame less)."""
+    yield
+
+
+def _start(deadline_ns: int) -> "_keeptime._AsyncSleep":
+    return _keeptime._AsyncSleep(_timers_of(asyncio.get_running_loop()).signal, deadline_ns)
+
+
+async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
+    """What ``wait.step()`` asked for: one loop round, or the timer's firing.
+    Cancellation (or the coroutine being closed) disarms the timer."""
+    if step == _YIELD:
+        await _yield()
+        return
+    loop = asyncio.get_running_loop()
+    timers = _timers_of(loop)
+    fut: asyncio.Future[None] = loop.create_future()
+    timers.futures[wait.id] = fut
+    try:
+        await fut
+    except BaseException:
+        wait.cancel()
+        raise
+    finally:
+        if timers.futures.get(wait.id) is fut:
+            del timers.futures[wait.id]
+
+
+# The loops below are written out in both functions so that the path from the
+# last spin back to the caller is as short as Python allows: the sleep's
+# lateness as the caller sees it is mostly that path.
+
+
+async def sleep_until_ns(deadline_ns: int) -> int:
+    """Sleep precisely until ``deadline_ns`` (a ``time.monotonic_ns()``
+    reading) and return the first clock reading at or after it (never
+    earlier). A past deadline returns at once, without yielding."""
+    wait = _start(deadline_ns)
+    step = wait.step()
+    while step:
+        await _pause(wait, step)
+        step = wait.step()
+    return wait.woke_ns
+
+
+@overload
+async def sleep(delay: float) -> None: ...
+@overload
+async def sleep(delay: float, result: _T) -> _T: ...
+
+
+async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
+    """Coroutine that completes after ``delay`` seconds, precisely: never
+    earlier, typically within a µs or two after. Returns ``result``, like
+    :func:`asyncio.sleep`, whose signature and conventions it follows (see
+    the module docs for where it differs from the blocking
+    :func:`keeptime.sleep`): zero or negative yields once and returns;
+    ``TypeError`` for a non-number, ``ValueError`` for NaN, ``OverflowError``
+    past 2**64 - 1 ns."""
+    deadline = _keeptime._async_deadline_ns(delay)
+    if deadline is None:
+        await _yield()
+        return result
+    wait = _start(deadline)
+    step = wait.step()
+    while step:
+        await _pause(wait, step)
+        step = wait.step()
+    return result
+
+
+async def _next_tick(ticker: Ticker) -> Tick:
+    """``Ticker.__anext__``: the next slot, waited for precisely."""
+    while True:
+        step = ticker._poll(time.monotonic_ns())
+        if isinstance(step, Tick):
+            return step
+        woke = await sleep_until_ns(step)
+        tick = ticker._woke(step, woke)
+        if tick is not None:
+            return tick
+
+
+def _waiter_state() -> "tuple[int, bool]":
+    """The process-wide waiter: ``(armed timers, parked)``. For tests."""
+    return _keeptime._waiter_state()

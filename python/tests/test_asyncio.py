@@ -1,0 +1,211 @@
+"""keeptime.asyncio and ``async for`` over a Ticker, on real event loops.
+
+Real time: only invariants are asserted (never early, everything finishes,
+nothing left armed, other tasks make progress). The figures come from
+``python -m keeptime bench-async``.
+"""
+
+import asyncio
+import decimal
+import fractions
+import math
+import time
+
+import pytest
+
+import keeptime
+import keeptime.asyncio as kta
+
+
+def loops():
+    """asyncio's default loop, and uvloop's when it is installed."""
+    out = [pytest.param(asyncio.new_event_loop, id="asyncio")]
+    try:
+        import uvloop
+    except ImportError:
+        out.append(pytest.param(None, id="uvloop", marks=pytest.mark.skip(reason="uvloop is not installed")))
+    else:
+        out.append(pytest.param(uvloop.new_event_loop, id="uvloop"))
+    return out
+
+
+def run(new_loop, coro):
+    loop = new_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        loop.close()
+
+
+def waiter_parks():
+    """Waits (up to 10 s) for the process-wide waiter to park."""
+    until = time.monotonic() + 10
+    while time.monotonic() < until:
+        if kta._waiter_state()[1]:
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_keeptime_asyncio_is_reachable_from_the_package():
+    assert keeptime.asyncio is kta
+    assert kta.sleep.__name__ == "sleep"
+
+
+@pytest.mark.parametrize("new_loop", loops())
+def test_sleeps_are_never_early(new_loop):
+    async def main():
+        for i in range(300):
+            delay = ((i * 7919) % 2_000_000 + 1_000) / 1e9
+            deadline = time.monotonic_ns() + math.ceil(delay * 1e9)
+            if i % 2:
+                assert await kta.sleep(delay, result=i) == i
+            else:
+                woke = await kta.sleep_until_ns(deadline)
+                assert woke >= deadline
+            assert time.monotonic_ns() >= deadline, f"sleep({delay}) returned early"
+
+    run(new_loop, main())
+    assert kta._waiter_state()[0] == 0
+
+
+@pytest.mark.parametrize("new_loop", loops())
+def test_a_thousand_concurrent_sleeps_finish_never_early(new_loop):
+    async def one(deadline):
+        woke = await kta.sleep_until_ns(deadline)
+        return woke >= deadline and time.monotonic_ns() >= deadline
+
+    async def main():
+        start = time.monotonic_ns()
+        deadlines = [start + 1_000_000 + (i * 20_011) % 20_000_000 for i in range(1000)]
+        return await asyncio.gather(*(one(d) for d in deadlines))
+
+    results = run(new_loop, main())
+    assert len(results) == 1000 and all(results)
+    assert kta._waiter_state()[0] == 0
+
+
+@pytest.mark.parametrize("new_loop", loops())
+def test_cancellation_disarms_the_timer(new_loop):
+    async def main():
+        task = asyncio.ensure_future(kta.sleep(30))
+        while kta._waiter_state()[0] == 0:
+            await asyncio.sleep(0)
+        assert kta._waiter_state()[0] == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert kta._waiter_state()[0] == 0
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(kta.sleep(30), 0.005)
+        assert kta._waiter_state()[0] == 0
+        many = [asyncio.ensure_future(kta.sleep(30 + i)) for i in range(100)]
+        while kta._waiter_state()[0] < 100:
+            await asyncio.sleep(0)
+        for t in many:
+            t.cancel()
+        await asyncio.gather(*many, return_exceptions=True)
+        assert kta._waiter_state()[0] == 0
+
+    run(new_loop, main())
+    assert waiter_parks(), "the waiter kept running with nothing armed"
+
+
+@pytest.mark.parametrize("new_loop", loops())
+def test_other_tasks_keep_running_while_100_timers_are_pending(new_loop):
+    async def main():
+        counter = 0
+        done = False
+
+        async def count():
+            nonlocal counter
+            while not done:
+                counter += 1
+                await asyncio.sleep(0)
+
+        counting = asyncio.ensure_future(count())
+        start = time.monotonic_ns()
+        await asyncio.gather(*(kta.sleep_until_ns(start + 5_000_000 + i * 50_000) for i in range(100)))
+        done = True
+        await counting
+        return counter
+
+    assert run(new_loop, main()) > 0
+
+
+def test_bad_input_follows_asyncio_sleep():
+    async def main():
+        assert await kta.sleep(-1, "r") == "r"  # negative: at once, like asyncio.sleep
+        assert await kta.sleep(-math.inf) is None
+        assert await kta.sleep(0) is None
+        assert await kta.sleep(fractions.Fraction(1, 10_000)) is None
+        assert await kta.sleep(decimal.Decimal("0.0001")) is None
+        for bad in ["1", None, b"1", [1], 1j]:
+            with pytest.raises(TypeError):
+                await kta.sleep(bad)
+            with pytest.raises(TypeError):
+                await asyncio.sleep(bad)  # the same kind of error as asyncio's
+        with pytest.raises(ValueError, match="NaN"):
+            await kta.sleep(math.nan)
+        for huge in [math.inf, 1e300, 2.0**64 / 1e9, 10**30]:
+            with pytest.raises(OverflowError):
+                await kta.sleep(huge)
+        assert kta._waiter_state()[0] == 0
+
+    asyncio.run(main())
+
+
+def test_async_ticker_ticks_in_order_never_early_and_skips():
+    async def main():
+        ticker = keeptime.Ticker(0.001, missed="burst")  # every slot, in order
+        n = 0
+        async for tick in ticker:
+            n += 1
+            assert tick.index == n and tick.skipped == 0
+            assert time.monotonic_ns() >= tick.scheduled_ns
+            if n == 20:
+                break
+        skipping = keeptime.Ticker(0.001)
+        first = await skipping.__anext__()
+        time.sleep(0.0035)  # the body overruns 3.5 periods
+        late = await skipping.__anext__()
+        assert late.skipped >= 2 and late.index == first.index + 1 + late.skipped
+        nxt = await skipping.__anext__()
+        assert nxt.index == late.index + 1 + nxt.skipped
+        assert time.monotonic_ns() >= nxt.scheduled_ns
+        assert skipping.stats.ticks == 3
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_async_tick_consumes_no_slot():
+    async def main():
+        ticker = keeptime.Ticker(60)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(ticker.__anext__(), 0.005)
+        assert ticker.next_index == 1
+        assert kta._waiter_state()[0] == 0
+
+    asyncio.run(main())
+
+
+def test_sleep_needs_a_running_loop():
+    with pytest.raises(RuntimeError):
+        kta.sleep(0.001).send(None)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "x", "101"])
+def test_bench_async_rejects_a_bad_scale(bad, capsys):
+    from keeptime.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench-async", "--scale", bad])
+    assert e.value.code == 2
+    assert "scale" in capsys.readouterr().err or "number" in capsys.readouterr().err
+
+
+def test_the_module_docs_example_runs():
+    import doctest
+
+    failures, tried = doctest.testmod(kta, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0
