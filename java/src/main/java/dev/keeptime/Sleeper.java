@@ -1,6 +1,7 @@
 package dev.keeptime;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -45,12 +46,19 @@ import java.util.Objects;
 public final class Sleeper {
     /** OS waits shorter than this (ns) are not worth a system call: spin instead. */
     public static final long MIN_OS_WAIT_NS = 5_000;
-    /** A long OS wait stops this much (ns) earlier than its margin, leaving the rest to a short one. */
-    public static final long SPLIT_NS = 200_000;
-    /** First bucket whose OS waits count as long (262.144 µs and up). */
-    public static final int LONG_BUCKET = 5;
-    /** A spin that has run this long (ns) yields the CPU on every further iteration. */
+    /**
+     * The lengths (ns) of the short second OS wait a two-wait plan leaves
+     * after its long first one: 50, 100, 200 and 400 µs, tried in this order.
+     */
+    public static final List<Long> SPLITS_NS = List.of(50_000L, 100_000L, 200_000L, 400_000L);
+    static final long[] SPLITS = {50_000, 100_000, 200_000, 400_000};
+    /**
+     * A spin that has run this long (ns), or the sleeper's {@code minSpin} if
+     * longer, yields the CPU on further iterations while the deadline is far.
+     */
     public static final long SPIN_YIELD_AFTER_NS = 50_000;
+    /** Within this much (ns) of the deadline a spin only pauses, never yields. */
+    public static final long SPIN_NEAR_NS = 20_000;
     /** While a long spin yields, the interrupt status is checked this often (ns). */
     public static final long INTERRUPT_POLL_NS = 10_000_000;
 
@@ -58,11 +66,20 @@ public final class Sleeper {
     private final MarginEstimator estimator = new MarginEstimator();
     private Mode mode;
     private long minSpinNs;
+    private TailTarget target;
+    /** Planned OS waits over the sleeper's life (unsigned; every 8th is cost-sampled). */
+    private long waitsPlanned;
+    private long sleeps;
+    private long late;
+    private long osWaits;
+    private long spinNs;
+    private long cpuEstimateNs;
 
-    private Sleeper(Platform platform, Mode mode, long minSpinNs) {
+    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target) {
         this.platform = platform;
         this.mode = mode;
         this.minSpinNs = minSpinNs;
+        this.target = target;
     }
 
     /**
@@ -100,6 +117,7 @@ public final class Sleeper {
         private Mode mode = Mode.EXACT;
         private boolean timerSlack = true;
         private long minSpinNs;
+        private TailTarget target = TailTarget.BALANCED;
         private Platform platform;
 
         private Builder() {}
@@ -152,6 +170,35 @@ public final class Sleeper {
         }
 
         /**
+         * The share of {@link Mode#EXACT} sleeps allowed to end late because
+         * the OS woke the thread after the deadline (default
+         * {@link TailTarget#BALANCED}, 1 %). A stricter target spins longer,
+         * on this machine's learned wake-up tail.
+         *
+         * @param target the tail target
+         * @return this builder
+         * @throws NullPointerException if {@code target} is null
+         */
+        public Builder tailTarget(TailTarget target) {
+            this.target = Objects.requireNonNull(target, "target");
+            return this;
+        }
+
+        /**
+         * The tail target as a share in {@code (0, 1)}, e.g. {@code 0.001}
+         * for 0.1 %; see {@link #tailTarget(TailTarget)} and {@link TailTarget#of(double)}.
+         *
+         * @param share the share of sleeps allowed to end late
+         * @return this builder
+         * @throws IllegalArgumentException if {@code share} is NaN,
+         *     {@code ≤ 0}, {@code ≥ 1} or below {@code 10^-6} (never clamped)
+         */
+        public Builder tailTarget(double share) {
+            this.target = TailTarget.of(share);
+            return this;
+        }
+
+        /**
          * Waits on another platform, e.g. a {@link SimPlatform} in tests
          * (default: the real clock).
          *
@@ -172,7 +219,7 @@ public final class Sleeper {
         public Sleeper build() {
             Platform p = platform != null ? platform
                     : timerSlack ? SystemPlatform.WITH_TIMER_SLACK : SystemPlatform.WITHOUT_TIMER_SLACK;
-            return new Sleeper(p, mode, minSpinNs);
+            return new Sleeper(p, mode, minSpinNs, target);
         }
     }
 
@@ -215,7 +262,51 @@ public final class Sleeper {
     }
 
     /**
-     * The learned margins (live view; do not use from another thread).
+     * The share of sleeps allowed to end late, see {@link Builder#tailTarget(TailTarget)}.
+     *
+     * @return the tail target
+     */
+    public TailTarget tailTarget() {
+        return target;
+    }
+
+    /**
+     * Changes the tail target; what was learned is kept.
+     *
+     * @param target the new tail target
+     * @throws NullPointerException if {@code target} is null
+     */
+    public void setTailTarget(TailTarget target) {
+        this.target = Objects.requireNonNull(target, "target");
+    }
+
+    /**
+     * What this sleeper has spent so far: sleeps, late sleeps, OS waits,
+     * spin time and the estimated thread CPU (a snapshot).
+     *
+     * <pre>{@code
+     * SleeperStats st = sleeper.stats();
+     * System.out.printf("late %.2f %%, %.2f OS waits/sleep, CPU %d ns%n",
+     *         100 * st.lateShare(), st.osWaitsPerSleep(), st.cpuEstimateNs());
+     * }</pre>
+     *
+     * @return an immutable snapshot of the stats
+     */
+    public SleeperStats stats() {
+        return new SleeperStats(sleeps, late, osWaits, spinNs, cpuEstimateNs);
+    }
+
+    /** Starts the stats afresh; what was learned is kept. */
+    public void resetStats() {
+        sleeps = 0;
+        late = 0;
+        osWaits = 0;
+        spinNs = 0;
+        cpuEstimateNs = 0;
+    }
+
+    /**
+     * The learned wake-up model (live view; do not use from another thread).
      *
      * @return this sleeper's estimator
      */
@@ -301,35 +392,67 @@ public final class Sleeper {
         }
         platform.prepareThread();
         estimator.beginSleep();
+        sleeps++;
         switch (mode) {
             case SPIN:
-                return spin(deadline, now, 0);
+                return spin(deadline, now, SPIN_YIELD_AFTER_NS);
             case EFFICIENT: {
                 long wait = WaitPlan.efficient(estimator, deadline - now);
-                return wait == WaitPlan.NONE ? now : osWait(now, wait);
+                return wait == WaitPlan.NONE ? now : osWaitPlanned(now, wait);
             }
             case EXACT:
-            default:
+            default: {
+                long budget = target.ppm();
                 while (true) {
-                    long wait = WaitPlan.exact(estimator, deadline - now, minSpinNs);
-                    if (wait == WaitPlan.NONE) {
+                    WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs);
+                    if (plan == null) {
                         return finish(deadline, now);
                     }
-                    now = osWait(now, wait);
-                    if (U64.ge(now, deadline)) {
-                        return now; // overslept: late, nothing left to do
+                    now = osWaitPlanned(now, plan.waitNs());
+                    if (U64.ge(now, deadline)) { // overslept: nothing left to do
+                        if (now != deadline) {
+                            late++;
+                        }
+                        return now;
+                    }
+                    if (plan.split()) {
+                        budget /= 2;
                     }
                 }
+            }
         }
     }
 
-    /** One planned OS wait of {@code wait} ns from {@code now}; records its overshoot. */
-    private long osWait(long now, long wait) throws InterruptedException {
+    /**
+     * One planned OS wait of {@code wait} ns from {@code now}: records its
+     * overshoot, and its thread CPU on every {@link MarginEstimator#COST_SAMPLE_EVERY}th wait.
+     */
+    private long osWaitPlanned(long now, long wait) throws InterruptedException {
         long target = U64.add(now, wait);
+        boolean sample = Long.remainderUnsigned(waitsPlanned, MarginEstimator.COST_SAMPLE_EVERY) == 0;
+        waitsPlanned++;
+        long cpu0 = sample ? platform.threadCpuNs() : -1;
         waitThroughInterrupts(target);
         long woke = platform.nowNs();
+        if (cpu0 != -1) {
+            long cpu1 = platform.threadCpuNs();
+            if (cpu1 != -1) {
+                estimator.observeCost(wait, U64.sub(cpu1, cpu0));
+            }
+        }
+        countOsWait(MarginEstimator.bucketOf(wait));
         estimator.observe(wait, U64.sub(woke, target));
         return woke;
+    }
+
+    private void countOsWait(int bucket) {
+        osWaits++;
+        cpuEstimateNs = U64.add(cpuEstimateNs, estimator.cost(bucket));
+    }
+
+    private void addSpin(long ns) {
+        spinNs = U64.add(spinNs, ns);
+        cpuEstimateNs = U64.add(cpuEstimateNs, ns);
     }
 
     /** The spec's os_wait: the same absolute target after every interrupted wait. */
@@ -346,45 +469,54 @@ public final class Sleeper {
     private long finish(long deadline, long now) throws InterruptedException {
         if (platform.tryBeginSpin()) {
             try {
-                return spin(deadline, now, minSpinNs);
+                return spin(deadline, now, U64.max(SPIN_YIELD_AFTER_NS, minSpinNs));
             } finally {
                 platform.endSpin();
             }
         }
         while (true) {
+            countOsWait(MarginEstimator.bucketOf(deadline - now));
             waitThroughInterrupts(deadline);
             long woke = platform.nowNs();
             if (U64.ge(woke, deadline)) {
+                if (woke != deadline) {
+                    late++;
+                }
                 return woke;
             }
         }
     }
 
     /**
-     * Spins until {@code deadline}: the pause hint for the planned length of a
-     * spin, max(SPIN_YIELD_AFTER_NS, minSpin), then a yield per iteration.
+     * Spins until {@code deadline}: the pause hint for {@code pauseFor} (the
+     * planned length of the spin) and always within {@link #SPIN_NEAR_NS} of
+     * the deadline; a yield per iteration in between, with the interrupt
+     * status checked every {@link #INTERRUPT_POLL_NS}.
      */
-    private long spin(long deadline, long start, long minSpin) throws InterruptedException {
-        long pauseFor = U64.lt(minSpin, SPIN_YIELD_AFTER_NS) ? SPIN_YIELD_AFTER_NS : minSpin;
+    private long spin(long deadline, long start, long pauseFor) throws InterruptedException {
         long now = start;
         long nextPoll = U64.add(U64.add(start, pauseFor), INTERRUPT_POLL_NS);
         while (U64.lt(now, deadline)) {
-            if (U64.lt(now - start, pauseFor)) {
+            if (U64.lt(now - start, pauseFor) || U64.ge(SPIN_NEAR_NS, deadline - now)) {
                 platform.relax();
             } else {
                 platform.yieldNow();
                 if (U64.ge(now, nextPoll)) {
-                    checkInterrupt();
+                    if (Thread.interrupted()) {
+                        addSpin(now - start);
+                        throw new InterruptedException("sleep interrupted");
+                    }
                     nextPoll = U64.add(now, INTERRUPT_POLL_NS);
                 }
             }
             now = platform.nowNs();
         }
+        addSpin(now - start);
         return now;
     }
 
     @Override
     public String toString() {
-        return "Sleeper[mode=" + mode.specName() + ", platform=" + platform + "]";
+        return "Sleeper[mode=" + mode.specName() + ", tailTarget=" + target + ", platform=" + platform + "]";
     }
 }
