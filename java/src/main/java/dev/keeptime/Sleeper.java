@@ -5,18 +5,24 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A precise sleeper with its own learned margins.
+ * A precise sleeper with its own learned wake-up model and a stated tail target.
  *
- * <p>Every wait goes: OS waits ({@link java.util.concurrent.locks.LockSupport#parkNanos(long)},
- * re-issued toward the same absolute target if it returns early), each ending
- * a learned margin before the deadline (a long wait also leaves 200 µs for a
- * short one, whose wake-up is tighter), then a spin on
- * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. The margins come
- * from the overshoots this sleeper has observed ({@link MarginEstimator},
- * {@code spec/estimator.md}), so they follow the machine's load. On Linux with
- * JDK 22+ the waiting thread's timer slack is set to 1 ns on first use
+ * <p>Every {@link Mode#EXACT} sleep is planned ({@code spec/sleep.md}): for
+ * each sleep the sleeper picks, from what it has learned on this machine, the
+ * plan with the least expected thread CPU whose predicted share of late
+ * sleeps meets its {@link TailTarget} (default 1 %). The candidates are one
+ * OS wait then a spin; a long OS wait, a short one of 50–400 µs, then a
+ * spin; or a pure spin. OS waits are
+ * {@link java.util.concurrent.locks.LockSupport#parkNanos(long)}, re-issued
+ * toward the same absolute target if they return early; the spin polls
+ * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. What the plans
+ * rest on ({@link MarginEstimator}, {@code spec/estimator.md}): how late this
+ * sleeper's last 1024 OS waits of each length woke, and what an OS wait costs
+ * the thread (its CPU clock is read around every 8th OS wait), so they follow
+ * the machine and its load. {@link #stats()} says what it all cost. On Linux
+ * with JDK 22+ the waiting thread's timer slack is set to 1 ns on first use
  * ({@link TimerSlack}; opt out with {@link Builder#timerSlack(boolean)}); on
- * JDK 17–21 the estimator learns the default 50 µs slack and spins for it.
+ * JDK 17–21 the estimator learns the default 50 µs slack and plans for it.
  *
  * <p>Guarantees ({@link Mode#EXACT}, {@link Mode#SPIN}): never returns before
  * the deadline on {@code System.nanoTime()}; a deadline in the past returns
@@ -25,8 +31,8 @@ import java.util.Objects;
  * <p><b>Interrupts</b> behave as in {@link Thread#sleep(long)}: if the thread
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin
- * (a few µs) the status is checked every 10 ms only once the spin has run for
- * 50 µs; an interrupt that arrives during a short spin stays set for the next
+ * the status is checked every 10 ms only once the spin has run for
+ * 50 µs (or {@code minSpin}) and while the deadline is more than 20 µs away; an interrupt that arrives during a short spin stays set for the next
  * blocking call.
  *
  * <p><b>Not thread-safe:</b> a {@code Sleeper} holds its estimator's state
@@ -34,7 +40,8 @@ import java.util.Objects;
  * methods of {@link KeepTime} keep one per thread for you).
  *
  * <p>Cost: one clock read for a past deadline; otherwise one or two OS waits
- * plus a spin of the learned margin per sleep.
+ * plus a spin of the learned margin at the tail target, or a pure spin when
+ * that is cheaper (short sleeps, or costly OS waits).
  *
  * <pre>{@code
  * Sleeper sleeper = Sleeper.of(Mode.EXACT);
@@ -152,13 +159,13 @@ public final class Sleeper {
 
         /**
          * The shortest spin that finishes a {@link Mode#EXACT} sleep (default
-         * zero: only the learned margin); the last OS wait then ends at least
-         * this long before the deadline. The learned margin covers roughly the
-         * 97th percentile of the OS's wake-up overshoot for a spin of a few µs;
-         * on virtual machines the rarest wake-ups come tens of µs late, and a
-         * spin that covers them gives spin-level p99 accuracy at a fixed CPU
-         * price of {@code minSpin} ÷ the sleep's length. Negative counts as
-         * zero; past {@code 2^64 - 1} ns saturates.
+         * zero: only the learned margin at the {@link #tailTarget(TailTarget)
+         * tail target}): a floor under every margin the planner uses, so the
+         * last OS wait ends at least this long before the deadline, at a fixed
+         * CPU price of about {@code minSpin} ÷ the sleep's length. Prefer a
+         * stricter tail target, which spins only as long as this machine's
+         * learned wake-ups need. Negative counts as zero; past
+         * {@code 2^64 - 1} ns saturates (a pure spin).
          *
          * @param minSpin the shortest final spin
          * @return this builder
@@ -233,7 +240,7 @@ public final class Sleeper {
     }
 
     /**
-     * Switches the mode; the learned margins are kept.
+     * Switches the mode; what was learned is kept.
      *
      * @param mode the new mode
      * @throws NullPointerException if {@code mode} is null

@@ -1,5 +1,7 @@
 package dev.keeptime.bench;
 
+import dev.keeptime.SleeperStats;
+import dev.keeptime.TailTarget;
 import java.util.List;
 import java.util.Locale;
 
@@ -18,7 +20,9 @@ final class ResultJson {
     private ResultJson() {}
 
     /** One measured cell. */
-    record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats) {}
+    /** {@code target} and {@code sleeper}: a keeptime method's tail target and stats, else null. */
+    record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats,
+            TailTarget target, SleeperStats sleeper) {}
 
     static String write(String created, Machine m, List<Long> durations, List<Method> methods, List<Cell> cells) {
         ResultJson j = new ResultJson();
@@ -106,6 +110,19 @@ final class ResultJson {
         dbl(3, "cpu_percent", st.cpuPercent).append(",\n");
         num(3, "wall_ns", st.wallNs).append(",\n");
         num(3, "cpu_ns", st.cpuNs).append(",\n");
+        if (c.sleeper() != null) {
+            // An extra field (the format allows them): the sleeper's own stats
+            // over the measured samples, and its tail target (spec/sleep.md).
+            SleeperStats k = c.sleeper();
+            indent(3).append("\"sleeper_stats\": {\n");
+            num(4, "tail_target_ppm", c.method() == Method.KEEPTIME_EFFICIENT ? null : (long) c.target().ppm()).append(",\n");
+            num(4, "sleeps", k.sleeps()).append(",\n");
+            num(4, "late", k.late()).append(",\n");
+            num(4, "os_waits", k.osWaits()).append(",\n");
+            num(4, "spin_ns", k.spinNs()).append(",\n");
+            num(4, "cpu_estimate_ns", k.cpuEstimateNs()).append('\n');
+            indent(3).append("},\n");
+        }
         indent(3).append("\"histogram\": [\n");
         for (int i = 0; i < st.histogram.size(); i++) {
             long[] b = st.histogram.get(i);

@@ -77,10 +77,19 @@ class StatsTest {
         Stats s = new Stats(new long[] {120, -3, 40, 95_000}, 5_000_000, 200_000);
         String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
                 List.of(Method.BUSY_LOOP, Method.KEEPTIME),
-                List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s),
-                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s)));
+                List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s, null, null),
+                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s, dev.keeptime.TailTarget.BALANCED,
+                                new dev.keeptime.SleeperStats(4, 1, 5, 3_000, 28_000))));
         ObjectMapper om = new ObjectMapper();
         JsonNode doc = om.readTree(json);
+        assertTrue(doc.get("results").get(0).get("sleeper_stats") == null, "only keeptime cells carry stats");
+        JsonNode k = doc.get("results").get(1).get("sleeper_stats");
+        assertEquals(10_000, k.get("tail_target_ppm").asLong());
+        assertEquals(4, k.get("sleeps").asLong());
+        assertEquals(1, k.get("late").asLong());
+        assertEquals(5, k.get("os_waits").asLong());
+        assertEquals(3_000, k.get("spin_ns").asLong());
+        assertEquals(28_000, k.get("cpu_estimate_ns").asLong());
         assertEquals("keeptime-bench", doc.get("format").asText());
         assertEquals(1, doc.get("version").asInt());
         Path schemaFile = Path.of(System.getProperty("keeptime.vectors", "../spec/vectors"))
