@@ -19,8 +19,7 @@ final class ResultJson {
 
     private ResultJson() {}
 
-    /** One measured cell. */
-    /** {@code target} and {@code sleeper}: a keeptime method's tail target and stats, else null. */
+    /** One measured cell; {@code target} and {@code sleeper}: a keeptime method's tail target and stats, else null. */
     record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats,
             TailTarget target, SleeperStats sleeper) {}
 
