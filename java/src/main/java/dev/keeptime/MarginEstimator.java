@@ -6,23 +6,28 @@ import java.util.Arrays;
  * The wake-up model: how late OS waits of each length wake the thread, and
  * what one costs it, learned from every OS wait.
  *
- * <p>This is {@code spec/estimator.md} (version 4), bit for bit (the JUnit
+ * <p>This is {@code spec/estimator.md} (version 5), bit for bit (the JUnit
  * suite replays {@code spec/vectors/estimator.json}):
  * <ul>
  *   <li>OS waits are grouped into {@value #BUCKETS} buckets by length (powers
  *       of two from 16.384 µs), because how late the OS wakes a thread depends
  *       on how long it slept;</li>
  *   <li>each bucket keeps the overshoots of its last {@value #WINDOW} OS waits
- *       as a log-binned histogram ({@value #BINS} bins, four per power of two
- *       from 1.024 µs, each at most 25 % wide): O(1) per observation (one bin
+ *       as a log-binned histogram ({@value #BINS} bins, eight per power of two
+ *       from 1.024 µs, each at most 12.5 % wide): O(1) per observation (one bin
  *       in, the oldest out), enough samples to place a tail target down to
  *       0.1 %;</li>
  *   <li>{@link #margin(int, long) margin(b, share)} is the upper edge of the
  *       bin holding the sample of rank {@code floor(n · share) + 1} from the
  *       top: at most that share of the remembered wake-ups came later;</li>
+ *   <li><b>young windows are not optimistic</b>: while a bucket is not
+ *       {@link #established(int, long) established} at a share
+ *       ({@code n · share < 1}: fewer than 100 samples at 1 %, 1000 at 0.1 %)
+ *       its margin is at least every live longer bucket's at that share, as
+ *       the maximum of a few samples says little about a rare tail;</li>
  *   <li><b>one outlier</b> counts for exactly {@value #WINDOW} further OS
  *       waits of its length (or until its bucket goes {@value #HORIZON} sleeps
- *       unused); once {@code n · share ≥ 1} it moves the margin at that share
+ *       unused); once the bucket is established it moves the margin at that share
  *       by at most one rank of the remembered distribution, whatever its size;</li>
  *   <li><b>a lasting shift</b> up is followed once {@code floor(n · share) + 1}
  *       new samples lie above the old margin (11 at 1 % with a full window, 2
@@ -42,8 +47,9 @@ import java.util.Arrays;
  * (as {@link Long#toUnsignedString(long)} prints them); arithmetic saturates.
  *
  * <p>Not thread-safe: one estimator belongs to one {@link Sleeper}. Cost:
- * about 16 KiB; {@link #observe} is O(1), a query scans at most
- * {@value #BINS} bins per bucket it consults.
+ * about 20 KiB; {@link #observe} is O(1), a query scans at most
+ * {@value #BINS} bins per bucket it consults (the Rust core answers the same
+ * from prefix sums).
  */
 public final class MarginEstimator {
     /** Number of OS-wait length buckets. */
@@ -51,7 +57,7 @@ public final class MarginEstimator {
     /** Overshoot samples remembered per bucket. */
     public static final int WINDOW = 1024;
     /** Overshoot histogram bins per bucket. */
-    public static final int BINS = 81;
+    public static final int BINS = 161;
     /** A bucket with no observation in this many sleeps is forgotten. */
     public static final long HORIZON = 256;
     /** Margin of every bucket while nothing is live anywhere, ns. */
@@ -68,7 +74,7 @@ public final class MarginEstimator {
     private static final long NO_COST = -1; // costs are at most MAX_SAMPLE_NS
 
     private long seq;
-    private final byte[][] ring = new byte[BUCKETS][WINDOW];
+    private final byte[][] ring = new byte[BUCKETS][WINDOW]; // bins 0..160, read as unsigned
     private final int[][] counts = new int[BUCKETS][BINS];
     private final int[] len = new int[BUCKETS];
     private final int[] next = new int[BUCKETS];
@@ -123,8 +129,8 @@ public final class MarginEstimator {
             return 0;
         }
         int e = 63 - Long.numberOfLeadingZeros(ns); // 2^e <= ns < 2^(e+1), e >= 10
-        int sub = (int) ((ns >>> (e - 2)) & 3);
-        return Math.min(1 + 4 * (e - 10) + sub, BINS - 1);
+        int sub = (int) ((ns >>> (e - 3)) & 7);
+        return Math.min(1 + 8 * (e - 10) + sub, BINS - 1);
     }
 
     /**
@@ -137,8 +143,8 @@ public final class MarginEstimator {
         if (i == 0) {
             return 0;
         }
-        int e = 10 + (i - 1) / 4;
-        return (4L + (i - 1) % 4) << (e - 2);
+        int e = 10 + (i - 1) / 8;
+        return (8L + (i - 1) % 8) << (e - 3);
     }
 
     /**
@@ -151,8 +157,8 @@ public final class MarginEstimator {
         if (i == 0) {
             return 1023;
         }
-        int e = 10 + (i - 1) / 4;
-        return ((5L + (i - 1) % 4) << (e - 2)) - 1;
+        int e = 10 + (i - 1) / 8;
+        return ((9L + (i - 1) % 8) << (e - 3)) - 1;
     }
 
     /** Marks the start of a sleep that waits: buckets age by one sleep. */
@@ -192,7 +198,7 @@ public final class MarginEstimator {
         int bin = binOf(U64.min(overshootNs, MAX_SAMPLE_NS));
         int n = next[b];
         if (len[b] == WINDOW) {
-            c[ring[b][n]]--;
+            c[ring[b][n] & 0xFF]--;
         } else {
             len[b]++;
         }
@@ -264,9 +270,13 @@ public final class MarginEstimator {
 
     /**
      * The margin at which at most {@code sharePpm} parts per million of the
-     * remembered wake-ups of bucket {@code b} came later: the upper edge of
-     * the bin holding the sample of rank {@code floor(n · sharePpm / 10^6) + 1}
-     * from the top; {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
+     * remembered wake-ups of bucket {@code b} came later: the
+     * {@linkplain #quantile quantile} of its source's samples if that bucket is
+     * {@link #established(int, long) established} at the share; else (a window
+     * too young for that share) the largest of that quantile and the same
+     * quantile of every live bucket longer than {@code b}: a young bucket is
+     * never trusted to wake earlier than any longer wait.
+     * {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
      * @param sharePpm the share allowed later than the margin, unsigned ppm
@@ -278,6 +288,44 @@ public final class MarginEstimator {
         if (s < 0) {
             return DEFAULT_MARGIN_NS;
         }
+        long own = quantile(s, sharePpm);
+        if (places(s, sharePpm)) {
+            return own;
+        }
+        for (int l = b + 1; l < BUCKETS; l++) {
+            if (isLive(l)) {
+                own = U64.max(own, quantile(l, sharePpm));
+            }
+        }
+        return own;
+    }
+
+    /**
+     * Whether the samples that stand for bucket {@code b} are enough to place
+     * a margin at {@code sharePpm} on their own: its source exists and
+     * {@code n · min(sharePpm, PPM) ≥ PPM} (at least one sample can be set aside).
+     *
+     * @param b a bucket
+     * @param sharePpm the share, unsigned ppm
+     * @return whether {@code b} is established at that share
+     */
+    public boolean established(int b, long sharePpm) {
+        int s = source(b);
+        return s >= 0 && places(s, sharePpm);
+    }
+
+    /** Whether bucket {@code s}'s own samples can set one aside at {@code sharePpm}. */
+    private boolean places(int s, long sharePpm) {
+        // len <= WINDOW and the share <= PPM: the product cannot overflow.
+        return len[s] * U64.min(sharePpm, PPM) >= PPM;
+    }
+
+    /**
+     * The upper edge of the bin holding bucket {@code s}'s own sample of rank
+     * {@code floor(n · sharePpm / 10^6) + 1} from the top ({@code binHi(0)}
+     * when every sample may be later).
+     */
+    private long quantile(int s, long sharePpm) {
         long allowed = len[s] * U64.min(sharePpm, PPM) / PPM;
         int[] c = counts[s];
         long above = 0;
@@ -364,7 +412,7 @@ public final class MarginEstimator {
 
     /**
      * The lower median overshoot of bucket {@code b}, as the middle of its bin
-     * (within 12.5 % of the true median), subtracted from the OS wait of
+     * (within 6.25 % of the true median), subtracted from the OS wait of
      * {@link Mode#EFFICIENT}; 0 before anything was observed.
      *
      * @param b a bucket

@@ -12,11 +12,12 @@ import static dev.keeptime.MarginEstimator.binLo;
 import static dev.keeptime.MarginEstimator.binOf;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** The wake-up model v4 (spec/estimator.md) on hand-made observations. */
+/** The wake-up model v5 (spec/estimator.md) on hand-made observations. */
 class MarginEstimatorTest {
     @Test
     void bucketsPartitionTheRange() {
@@ -40,23 +41,28 @@ class MarginEstimatorTest {
         assertEquals(0, binOf(0));
         assertEquals(0, binOf(1023));
         assertEquals(1, binOf(1024));
-        assertEquals(1279, binHi(1));
-        assertEquals(2, binOf(1280));
-        assertEquals(4, binOf(2047));
-        assertEquals(5, binOf(2048));
-        assertEquals(8, binOf(4000));
-        assertEquals(23, binOf(55_000));
-        assertEquals(49_152, binLo(23));
-        assertEquals(57_343, binHi(23));
-        assertEquals(BINS - 1, binOf(MAX_SAMPLE_NS));
-        assertEquals(939_524_096, binLo(BINS - 1));
+        assertEquals(1151, binHi(1));
+        assertEquals(2, binOf(1152));
+        assertEquals(8, binOf(2047));
+        assertEquals(9, binOf(2048));
+        assertEquals(16, binOf(4000));
+        assertEquals(3_840, binLo(16));
+        assertEquals(4_095, binHi(16));
+        assertEquals(46, binOf(55_000));
+        assertEquals(53_248, binLo(46));
+        assertEquals(57_343, binHi(46));
+        assertEquals(BINS - 2, binOf(MAX_SAMPLE_NS)); // [939524096, 1006632959]
+        assertEquals(939_524_096, binLo(BINS - 2));
+        assertEquals(1_006_632_959, binHi(BINS - 2));
+        assertEquals(BINS - 1, binOf(binLo(BINS - 1)));
+        assertEquals(1_006_632_960, binLo(BINS - 1));
         assertEquals(1_073_741_823, binHi(BINS - 1));
         for (int i = 0; i < BINS; i++) {
             assertEquals(i, binOf(binLo(i)), "lo " + i);
             assertEquals(i, binOf(binHi(i)), "hi " + i);
             if (i > 0) {
                 assertEquals(binHi(i - 1) + 1, binLo(i));
-                assertTrue((binHi(i) - binLo(i) + 1) * 4 <= binLo(i), "at most 25 % wide");
+                assertTrue((binHi(i) - binLo(i) + 1) * 8 <= binLo(i), "at most 12.5 % wide");
             }
         }
     }
@@ -66,15 +72,52 @@ class MarginEstimatorTest {
         MarginEstimator e = new MarginEstimator();
         e.beginSleep();
         for (int i = 0; i < 99; i++) {
-            e.observe(100_000, 4_000); // bin [3584, 4095]
+            e.observe(100_000, 4_000); // bin [3840, 4095]
         }
         e.observe(100_000, 2_000_000);
         // n = 100: at 1 % one sample may be later than the margin.
         assertEquals(4_095, e.margin(3, 10_000));
-        // at 0.5 % none may, so the outlier is the margin.
+        // at 0.5 % none may (not established, and no longer bucket is live),
+        // so the outlier is the margin.
         assertEquals(binHi(binOf(2_000_000)), e.margin(3, 5_000));
         // shares above 100 % count as 100 %: every sample may be later.
         assertEquals(1_023, e.margin(3, U64.MAX));
+    }
+
+    @Test
+    void aYoungBucketIsNeverTrustedBelowALongerOne() {
+        MarginEstimator e = new MarginEstimator();
+        e.beginSleep();
+        for (int i = 0; i < 100; i++) {
+            e.observe(1_000_000, i % 10 == 9 ? 40_000 : 3_000); // bucket 6
+        }
+        for (int i = 0; i < 20; i++) {
+            e.observe(50_000, 3_000); // bucket 2: bin [2816, 3071]
+        }
+        // Bucket 6: n = 100, 100 · 1 % = 1 sample set aside: established at
+        // 1 %, its margin the 40 µs bin [36864, 40959].
+        assertTrue(e.established(6, 10_000));
+        assertEquals(40_959, e.margin(6, 10_000));
+        // Bucket 2: 20 · 1 % < 1: too young at 1 %, so never below bucket 6.
+        assertFalse(e.established(2, 10_000));
+        assertEquals(40_959, e.margin(2, 10_000));
+        // At 5 % one of its 20 samples may be later: established, its own 3071.
+        assertTrue(e.established(2, 50_000));
+        assertEquals(3_071, e.margin(2, 50_000));
+        // A young longer bucket is not lifted by shorter ones: at 0.5 % bucket
+        // 6 is young too, nothing longer is live, its own top sample stands.
+        assertFalse(e.established(6, 5_000));
+        assertEquals(40_959, e.margin(6, 5_000));
+        // Bucket 3 borrows bucket 2's samples, and bucket 2's youth with them.
+        assertFalse(e.established(3, 10_000));
+        assertEquals(40_959, e.margin(3, 10_000));
+        // 80 more samples establish bucket 2 at 1 %: it speaks for itself.
+        for (int i = 0; i < 80; i++) {
+            e.observe(50_000, 3_000);
+        }
+        assertTrue(e.established(2, 10_000));
+        assertEquals(3_071, e.margin(2, 10_000));
+        assertFalse(new MarginEstimator().established(2, 10_000), "nothing live: not established");
     }
 
     @Test
@@ -117,7 +160,7 @@ class MarginEstimatorTest {
         assertEquals(1, e.source(0));
         assertEquals(binHi(binOf(8_000)), e.margin(5, 10_000));
         assertEquals(binHi(binOf(8_000)), e.margin(0, 10_000));
-        assertEquals(7_679, e.compensation(7)); // middle of [7168, 8191]
+        assertEquals(7_935, e.compensation(7)); // middle of [7680, 8191]
     }
 
     @Test
@@ -127,7 +170,7 @@ class MarginEstimatorTest {
         for (long x : new long[] {5_000, 1_100, 4_000, 2_100}) {
             e.observe(1_000, x);
         }
-        assertEquals(2_303, e.compensation(0)); // middle of [2048, 2559]
+        assertEquals(2_175, e.compensation(0)); // middle of [2048, 2303]
     }
 
     @Test
@@ -151,13 +194,13 @@ class MarginEstimatorTest {
     void tailCountsLateAndSpin() {
         MarginEstimator e = new MarginEstimator();
         e.beginSleep();
-        e.observe(50_000, 2_000);  // bin [1792, 2047]
-        e.observe(50_000, 30_000); // bin [28672, 32767]
-        assertEquals(new MarginEstimator.Tail(2, 1, 10_000 - 1_792), e.tail(2, 10_000));
+        e.observe(50_000, 2_000);  // bin [1920, 2047]
+        e.observe(50_000, 30_000); // bin [28672, 30719]
+        assertEquals(new MarginEstimator.Tail(2, 1, 10_000 - 1_920), e.tail(2, 10_000));
         // with the second wait's room ending at 5 µs: the first sample fits, nothing else is below g.
         assertArrayEquals(new long[] {1, 0}, e.splitCounts(2, 5_000, 10_000));
         // room ends at 1 µs: the first sample leaves its spin to the rest.
-        assertArrayEquals(new long[] {0, 10_000 - 1_792}, e.splitCounts(2, 1_000, 10_000));
+        assertArrayEquals(new long[] {0, 10_000 - 1_920}, e.splitCounts(2, 1_000, 10_000));
         // a huge margin saturates nothing: both samples spin.
         assertEquals(new MarginEstimator.Tail(2, 0, U64.MAX), e.tail(2, U64.MAX));
     }
