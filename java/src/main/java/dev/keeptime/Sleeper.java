@@ -61,6 +61,15 @@ public final class Sleeper {
     public static final List<Long> SPLITS_NS = List.of(50_000L, 100_000L, 200_000L, 400_000L);
     static final long[] SPLITS = {50_000, 100_000, 200_000, 400_000};
     /**
+     * Every this many sleeps, the first plan of a sleep explores: it takes a
+     * two-wait plan that meets the tail target and whose short wait's bucket
+     * is not yet established (too few samples to be trusted at half the
+     * target), so short buckets get the samples that let two-wait plans
+     * compete on their merit. Exploring costs one extra OS wait on those
+     * sleeps, never a late share above the target.
+     */
+    public static final long EXPLORE_EVERY = 8;
+    /**
      * A spin that has run this long (ns), or the sleeper's {@code minSpin} if
      * longer, yields the CPU on further iterations while the deadline is far.
      */
@@ -411,8 +420,11 @@ public final class Sleeper {
             case EXACT:
             default: {
                 long budget = target.ppm();
+                WaitPlan.Step step = new WaitPlan.Step(true,
+                        Long.remainderUnsigned(estimator.sleeps(), EXPLORE_EVERY) == 0, false);
                 while (true) {
-                    WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs);
+                    WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs, step);
+                    step = new WaitPlan.Step(false, false, step.afterSplit());
                     if (plan == null) {
                         return finish(deadline, now);
                     }
@@ -423,8 +435,9 @@ public final class Sleeper {
                         }
                         return now;
                     }
+                    budget = plan.restBudgetPpm();
                     if (plan.split()) {
-                        budget /= 2;
+                        step = new WaitPlan.Step(false, false, true);
                     }
                 }
             }

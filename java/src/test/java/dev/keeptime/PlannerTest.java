@@ -1,6 +1,7 @@
 package dev.keeptime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -17,18 +18,26 @@ import org.junit.jupiter.api.Test;
  */
 class PlannerTest {
     /**
-     * A quiet host (no cpuidle driver): 1 ms waits (bucket 6) wake 3 µs late,
-     * one in ten 40 µs late; short waits (bucket 2) always 3 µs late; every
-     * OS wait costs 2 µs of thread CPU.
+     * A quiet host (no cpuidle driver): 100 waits of 1 ms (bucket 6) woke 3 µs
+     * late (bin [2816, 3071]), one in ten 40 µs late (bin [36864, 40959]);
+     * {@code shortWaits} waits of 50 µs (bucket 2) always 3 µs late; every OS
+     * wait costs 2 µs of thread CPU. Bucket 2 is established at 0.5 % (half
+     * the default target) from 200 samples on.
      */
-    static void learnQuietHost(MarginEstimator e) {
+    static void learnQuietHost(MarginEstimator e, int shortWaits) {
         e.beginSleep();
         for (int i = 0; i < 100; i++) {
             e.observe(1_000_000, i % 10 == 9 ? 40_000 : 3_000);
+        }
+        for (int i = 0; i < shortWaits; i++) {
             e.observe(50_000, 3_000);
         }
         e.observeCost(1_000_000, 2_000);
         e.observeCost(50_000, 2_000);
+    }
+
+    static void learnQuietHost(MarginEstimator e) {
+        learnQuietHost(e, 200);
     }
 
     /**
@@ -44,20 +53,63 @@ class PlannerTest {
         e.observeCost(1_000_000, 20_000);
     }
 
+    /** A sleep's first plan, not exploring. */
+    static final WaitPlan.Step FIRST = new WaitPlan.Step(true, false, false);
+
+    static WaitPlan.Exact plan(MarginEstimator e, long r, long budgetPpm, long minSpin) {
+        return WaitPlan.exact(e, r, budgetPpm, minSpin, FIRST);
+    }
+
     @Test
     void aQuietHostPlansTwoWaits() {
         MarginEstimator e = new MarginEstimator();
         learnQuietHost(e);
-        // One wait: margin at 1 % = top of bin [32768, 40959] (10 of 100 samples
-        // lie there, 1 may be later): 40 959 ns, expected CPU 2000 + 35 378 ns.
+        // One wait: margin at 1 % = top of bin [36864, 40959] (10 of 100 samples
+        // lie there, 1 may be later): 40 959 ns, expected CPU 2000 + (90 · 38 143
+        // + 10 · 4095) / 100 = 2000 + 34 738 ns.
         // Two waits (S = 50 µs): the short wait's margin at 0.5 % is 3071 (bin
-        // [2560, 3071]), the long one ends 53 071 ns early and every first wake
-        // leaves room for the second: 2000 + (2000 + 511) = 4511 ns: cheaper.
-        // Longer splits tie at 4511 and the earlier one is kept.
-        assertEquals(new WaitPlan.Exact(946_929, true), WaitPlan.exact(e, 1_000_000, 10_000, 0));
+        // [2816, 3071]; 200 samples set one aside), the long one ends 53 071 ns
+        // early and every first wake leaves room for the second: 2000 + (2000 +
+        // 255) = 4255 ns: cheaper. Longer splits tie at 4255 and the earlier one
+        // is kept. The rest of the sleep plans at half the budget.
+        assertEquals(new WaitPlan.Exact(946_929, true, 5_000), plan(e, 1_000_000, 10_000, 0));
         // A 60 µs min_spin floor makes every spin at least 60 µs: one wait then
-        // costs 2000 + 54 419 ns, two waits 2000 + 2000 + 57 440 ns: one wait wins.
-        assertEquals(new WaitPlan.Exact(940_000, false), WaitPlan.exact(e, 1_000_000, 10_000, 60_000));
+        // costs 2000 + 53 779 ns, two waits 2000 + 2000 + 57 184 ns: one wait wins.
+        assertEquals(new WaitPlan.Exact(940_000, false, 10_000), plan(e, 1_000_000, 10_000, 60_000));
+        // After a split's first wait no second split is planned: 50 071 ns to
+        // go at 0.5 %: one short wait ending 3071 ns early (2255 ns < spinning).
+        WaitPlan.Step afterSplit = new WaitPlan.Step(false, false, true);
+        assertEquals(new WaitPlan.Exact(47_000, false, 5_000), WaitPlan.exact(e, 50_071, 5_000, 0, afterSplit));
+        // With 1 ms to go after a split, a split would be valid but is not
+        // considered: one wait ending 40 959 ns early (the margin at 0.5 % is
+        // the top sample's bin too: 100 · 0.5 % sets none aside).
+        assertEquals(new WaitPlan.Exact(959_041, false, 5_000), WaitPlan.exact(e, 1_000_000, 5_000, 0, afterSplit));
+    }
+
+    @Test
+    void aYoungShortBucketIsExploredNotTrusted() {
+        MarginEstimator e = new MarginEstimator();
+        learnQuietHost(e, 100);
+        // 100 short samples set none aside at 0.5 %: bucket 2 is not
+        // established, so its margin is at least bucket 6's at 0.5 %, 40 959 ns
+        // (its top sample's bin). Two waits then cost 2000 + 2000 + 38 143 ns,
+        // more than one wait (2000 + 34 738): one wait.
+        assertFalse(e.established(2, 5_000));
+        assertEquals(40_959, e.margin(2, 5_000));
+        assertEquals(new WaitPlan.Exact(959_041, false, 10_000), plan(e, 1_000_000, 10_000, 0));
+        // Exploring, the first plan takes the valid two-wait plan whose short
+        // bucket is not established and has the most samples: every S's short
+        // bucket (2…5) borrows bucket 2's young samples; only bucket 2 has live
+        // samples of its own (100, the others 0): S = 50 µs, with the same
+        // conservative margin: the long wait ends 50 000 + 40 959 ns early.
+        WaitPlan.Step explore = new WaitPlan.Step(true, true, false);
+        assertEquals(new WaitPlan.Exact(909_041, true, 5_000), WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
+        // Once bucket 2 is established nothing is explored: the cheapest plan.
+        for (int i = 0; i < 100; i++) {
+            e.observe(50_000, 3_000);
+        }
+        assertTrue(e.established(2, 5_000));
+        assertEquals(new WaitPlan.Exact(946_929, true, 5_000), WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
     }
 
     @Test
@@ -69,8 +121,8 @@ class PlannerTest {
         learnQuietHost(s.estimator());
         assertEquals(1_000_029, s.sleepUntil(1_000_000));
         // The long wait wakes 3 µs late with 50 071 ns to go; the rest plans at
-        // 0.5 %: one short wait ending the bucket-2 margin (3071 ns) early,
-        // then 71 ns of spin (one 100 ns step).
+        // 0.5 % and without a second split: one short wait ending the bucket-2
+        // margin (3071 ns) early, then 71 ns of spin (one 100 ns step).
         assertEquals(List.of(
                 new SimPlatform.Wait(0, 946_929, 949_929, false),
                 new SimPlatform.Wait(949_929, 996_929, 999_929, false)), sim.waits());
@@ -82,16 +134,17 @@ class PlannerTest {
     void aHaltpollHostPlansOneWaitAndAStricterTargetSpinsLonger() {
         MarginEstimator e = new MarginEstimator();
         learnHaltpollHost(e);
-        // 1 %: 20 samples lie above bin [57344, 65535]'s lower edge, 10 may be
-        // later: margin 65 535 ns, expected CPU 20 000 + 40 262 ns. Every
-        // two-wait plan costs a second 20 µs wait and more (≥ 79 929 ns).
-        assertEquals(new WaitPlan.Exact(934_465, false), WaitPlan.exact(e, 1_000_000, 10_000, 0));
-        // 0.1 %: only one may be later: the 200 µs wake-ups' bin [196608, 229375] is the margin.
-        assertEquals(new WaitPlan.Exact(770_625, false), WaitPlan.exact(e, 1_000_000, 1_000, 0));
-        // 5 %: 50 may be later: the 26 µs bin [24576, 28671] is the margin.
-        assertEquals(new WaitPlan.Exact(971_329, false), WaitPlan.exact(e, 1_000_000, 50_000, 0));
+        // 1 %: 20 samples lie above bin [57344, 61439]'s lower edge, 10 may be
+        // later: margin 61 439 ns, expected CPU 20 000 + (980 · 36 863 + 15 ·
+        // 4095) / 1000 = 20 000 + 36 187 ns. Every two-wait plan costs a second
+        // 20 µs wait and more (≥ 75 874 ns).
+        assertEquals(new WaitPlan.Exact(938_561, false, 10_000), plan(e, 1_000_000, 10_000, 0));
+        // 0.1 %: only one may be later: the 200 µs wake-ups' bin [196608, 212991] is the margin.
+        assertEquals(new WaitPlan.Exact(787_009, false, 1_000), plan(e, 1_000_000, 1_000, 0));
+        // 5 %: 50 may be later: the 26 µs bin [24576, 26623] is the margin.
+        assertEquals(new WaitPlan.Exact(973_377, false, 50_000), plan(e, 1_000_000, 50_000, 0));
         // Sleeps shorter than the margin plus a wait's worth spin: no OS wait.
-        assertNull(WaitPlan.exact(e, 60_000, 10_000, 0));
+        assertNull(plan(e, 60_000, 10_000, 0));
     }
 
     @Test
@@ -110,12 +163,12 @@ class PlannerTest {
             spins[k] = s.stats().spinNs();
             assertEquals(new SleeperStats(1, 0, 1, spins[k], 20_000 + spins[k]), s.stats());
         }
-        // Balanced: the wait ends 65 535 ns early and wakes 26 µs late: 39 535 ns
-        // left, spun in 396 pause steps. Strict: ends 229 375 ns early: 203 375 ns
-        // left: 500 pause steps, 134 yields while the deadline is far, 194 pause
+        // Balanced: the wait ends 61 439 ns early and wakes 26 µs late: 35 439 ns
+        // left, spun in 355 pause steps. Strict: ends 212 991 ns early: 186 991 ns
+        // left: 500 pause steps, 117 yields while the deadline is far, 200 pause
         // steps in the last 20 µs.
-        assertEquals(39_600, spins[0]);
-        assertEquals(203_400, spins[1]);
+        assertEquals(35_500, spins[0]);
+        assertEquals(187_000, spins[1]);
     }
 
     @Test
@@ -138,32 +191,58 @@ class PlannerTest {
             sim.advanceTo(t);
             s.sleepUntil(t + 100_000);
         }
-        // Exactly 8 planned waits so far: only the first was sampled (read before and after it).
+        // Exactly 8 planned waits after 7 sleeps: the first waited 50 000 ns
+        // (nothing learned: the default 50 µs margin), then 43 929 ns; sleeps
+        // 2–7 one 96 929 ns wait each (bucket 3, young: 3071 ns early). Only
+        // the first wait was sampled (read before and after it).
         assertEquals(8, sim.waits().size());
         assertEquals(List.of(0, 1), sampledAt);
-        assertEquals(2_000, s.estimator().cost(3));
+        assertEquals(2_000, s.estimator().cost(3)); // borrowed from bucket 2
         sim.setWaitCost(10_000);
         t += 200_000;
         sim.advanceTo(t);
         s.sleepUntil(t + 100_000);
-        // The 9th wait (index 8, a 96 929 ns wait of bucket 3) is sampled. Bucket 3
-        // had borrowed bucket 2's cost; its first own sample becomes its cost.
+        // The 8th sleep explores: bucket 2 (2 samples) is not established at
+        // 0.5 %, so its first plan is the two-wait plan through it: 46 929 ns
+        // (it ends 50 000 + 3071 ns early), then 47 000 ns. The 9th wait (index
+        // 8, bucket 2) is sampled: bucket 2 moves a quarter of the way to 10 µs.
         assertEquals(List.of(0, 1, 8, 9), sampledAt);
-        assertEquals(96_929, sim.waits().get(8).targetNs() - sim.waits().get(8).issuedNs());
-        assertEquals(10_000, s.estimator().cost(3));
-        assertEquals(2_000, s.estimator().cost(2));
-        // Bucket 3's waits now cost 10 µs: two bucket-2 waits (46 929 + 47 000 ns,
-        // 2 µs each) are cheaper than one 96 929 ns wait, so each sleep waits twice.
-        for (int i = 0; i < 4; i++) {
+        assertEquals(10, sim.waits().size());
+        assertEquals(46_929, length(sim, 8));
+        assertEquals(47_000, length(sim, 9));
+        assertEquals(2_000 + (10_000 - 2_000) / 4, s.estimator().cost(2));
+        assertEquals(4_000, s.estimator().cost(3)); // still borrowed
+        // Sleeps 9–15: one bucket-3 wait (4000 + 255 ns) beats two bucket-2
+        // waits (4000 + 4000 + 255 ns). The 17th wait (index 16, bucket 3) is
+        // sampled: bucket 3's first own sample becomes its cost.
+        for (int i = 0; i < 7; i++) {
             t += 200_000;
             sim.advanceTo(t);
             s.sleepUntil(t + 100_000);
         }
         assertEquals(17, sim.waits().size());
-        assertEquals(47_000, sim.waits().get(16).targetNs() - sim.waits().get(16).issuedNs());
-        // The 17th wait (index 16, bucket 2) is sampled: bucket 2 moves a quarter of the way.
+        assertEquals(96_929, length(sim, 16));
         assertEquals(List.of(0, 1, 8, 9, 16, 17), sampledAt);
-        assertEquals(2_000 + (10_000 - 2_000) / 4, s.estimator().cost(2));
+        assertEquals(10_000, s.estimator().cost(3));
+        assertEquals(4_000, s.estimator().cost(2));
+        // Bucket 3's waits now cost 10 µs: sleep 16 explores again (bucket 2
+        // has 4 samples), and sleep 17 takes two bucket-2 waits on cost alone
+        // (4000 + 4000 + 255 ns < 10 000 + 255 ns).
+        for (int i = 0; i < 2; i++) {
+            t += 200_000;
+            sim.advanceTo(t);
+            s.sleepUntil(t + 100_000);
+        }
+        assertEquals(21, sim.waits().size());
+        for (int w = 17; w < 21; w += 2) {
+            assertEquals(46_929, length(sim, w));
+            assertEquals(47_000, length(sim, w + 1));
+        }
+    }
+
+    static long length(SimPlatform sim, int wait) {
+        SimPlatform.Wait w = sim.waits().get(wait);
+        return w.targetNs() - w.issuedNs();
     }
 
     @Test

@@ -36,6 +36,13 @@ class VectorsTest {
         return n.bigIntegerValue().longValue();
     }
 
+    /** A required JSON boolean field. */
+    static boolean bool(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        assertTrue(n != null && n.isBoolean(), () -> "not a boolean: " + field + " in " + o);
+        return n.booleanValue();
+    }
+
     static long[] u64s(JsonNode array) {
         long[] out = new long[array.size()];
         for (int i = 0; i < out.length; i++) {
@@ -119,11 +126,14 @@ class VectorsTest {
                     assertState(step.get("expect"), e, shares, where);
                     break;
                 case "plan_exact": {
+                    WaitPlan.Step ps = new WaitPlan.Step(bool(step, "first"), bool(step, "explore"),
+                            bool(step, "after_split"));
                     WaitPlan.Exact got = WaitPlan.exact(e, u64(step.get("remaining_ns")),
-                            u64(step.get("budget_ppm")), u64(step.get("min_spin_ns")));
+                            u64(step.get("budget_ppm")), u64(step.get("min_spin_ns")), ps);
                     JsonNode x = step.get("expect");
                     WaitPlan.Exact want = x.isNull() ? null
-                            : new WaitPlan.Exact(u64(x.get("wait_ns")), x.get("split").asBoolean());
+                            : new WaitPlan.Exact(u64(x.get("wait_ns")), bool(x, "split"),
+                                    u64(x.get("rest_budget_ppm")));
                     assertEquals(want, got, where + " plan_exact " + step);
                     break;
                 }
