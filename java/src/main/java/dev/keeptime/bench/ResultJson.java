@@ -19,7 +19,12 @@ final class ResultJson {
 
     private ResultJson() {}
 
-    /** One measured cell; {@code target} and {@code sleeper}: a keeptime method's tail target and stats, else null. */
+    /**
+     * One measured cell; {@code target} and {@code sleeper}: a keeptime
+     * method's tail target and stats, else null. The JSON carries them as the
+     * cell's {@code sleeper} field for spin-finished ({@link dev.keeptime.Mode#EXACT})
+     * keeptime methods only, as {@code spec/bench-result.md} defines it.
+     */
     record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats,
             TailTarget target, SleeperStats sleeper) {}
 
@@ -109,12 +114,13 @@ final class ResultJson {
         dbl(3, "cpu_percent", st.cpuPercent).append(",\n");
         num(3, "wall_ns", st.wallNs).append(",\n");
         num(3, "cpu_ns", st.cpuNs).append(",\n");
-        if (c.sleeper() != null) {
-            // An extra field (the format allows them): the sleeper's own stats
-            // over the measured samples, and its tail target (spec/sleep.md).
+        if (c.sleeper() != null && c.method() != Method.KEEPTIME_EFFICIENT) {
+            // The optional "sleeper" field of spec/bench-result.md, on
+            // keeptime's spin-finished cells only: the sleeper's own account
+            // of the measured samples and its tail target (spec/sleep.md, Stats).
             SleeperStats k = c.sleeper();
-            indent(3).append("\"sleeper_stats\": {\n");
-            num(4, "tail_target_ppm", c.method() == Method.KEEPTIME_EFFICIENT ? null : (long) c.target().ppm()).append(",\n");
+            indent(3).append("\"sleeper\": {\n");
+            num(4, "tail_target_ppm", (long) c.target().ppm()).append(",\n");
             num(4, "sleeps", k.sleeps()).append(",\n");
             num(4, "late", k.late()).append(",\n");
             num(4, "os_waits", k.osWaits()).append(",\n");
