@@ -12,7 +12,15 @@ import java.util.Objects;
  * plan with the least expected thread CPU whose predicted share of late
  * sleeps meets its {@link TailTarget} (default 1 %). The candidates are one
  * OS wait then a spin; a long OS wait, a short one of 50–400 µs, then a
- * spin; or a pure spin. OS waits are
+ * spin; or a pure spin. After a two-wait plan's first wait the rest of the
+ * sleep plans at half the target and never splits again; a wait cut short to
+ * its bucket's longest is only a sleep's first plan, and only when no
+ * complete plan meets the target and it costs less than spinning. A bucket
+ * with too few samples to place the target on its own (a young window) is
+ * never trusted to wake earlier than any longer wait, so every
+ * {@value #EXPLORE_EVERY}th sleep explores: its first plan takes a two-wait
+ * plan through a short bucket that is not yet established, so short waits
+ * get the samples they need to compete on cost. OS waits are
  * {@link java.util.concurrent.locks.LockSupport#parkNanos(long)}, re-issued
  * toward the same absolute target if they return early; the spin polls
  * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. What the plans
