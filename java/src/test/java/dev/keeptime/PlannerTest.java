@@ -112,6 +112,62 @@ class PlannerTest {
         assertEquals(new WaitPlan.Exact(946_929, true, 5_000), WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
     }
 
+    /**
+     * Only a wait cut short to its bucket's longest fits: 1 ms waits (bucket
+     * 6) wake 900 µs late one time in five, 300 µs waits (bucket 5) 3 µs late
+     * (100 samples each, established at 1 %); an OS wait costs 100 µs.
+     */
+    static void learnChunkHost(MarginEstimator e) {
+        e.beginSleep();
+        for (int i = 0; i < 100; i++) {
+            e.observe(1_000_000, i % 5 == 4 ? 900_000 : 3_000);
+            e.observe(300_000, 3_000);
+        }
+        e.observeCost(300_000, 100_000);
+    }
+
+    @Test
+    void aCutShortWaitIsAFirstPlanFallbackOnly() {
+        MarginEstimator e = new MarginEstimator();
+        learnChunkHost(e);
+        // Bucket 6's margin at 1 % is the 900 µs bin's top, 917 503 ns: a 1 ms
+        // wait would be 82 497 ns, below bucket 6. Bucket 5's own margin is
+        // 3071 ns, allowing 996 929 ns, beyond bucket 5: only its longest,
+        // 524 287 ns, fits (a chunk, cost(5) = 100 µs). The one two-wait plan
+        // that fits (S = 50 µs: the short bucket is young at 0.5 % and takes
+        // bucket 6's 917 503 ns) costs 100 000 + 100 000 + 914 687 ns, more
+        // than spinning 1 ms. No complete plan: the chunk, as it costs less
+        // than the spin.
+        assertEquals(new WaitPlan.Exact(524_287, false, 10_000), plan(e, 1_000_000, 10_000, 0));
+        // Not as a later plan of the sleep: spin.
+        assertNull(WaitPlan.exact(e, 1_000_000, 10_000, 0, new WaitPlan.Step(false, false, false)));
+        // Exploring, the (dear) two-wait plan through the young short bucket
+        // comes before anything else: 1 ms − 50 000 − 917 503 ns.
+        assertEquals(new WaitPlan.Exact(32_497, true, 5_000),
+                WaitPlan.exact(e, 1_000_000, 10_000, 0, new WaitPlan.Step(true, true, false)));
+        // Once an OS wait costs more than the spin (100 000 + (4 000 000 −
+        // 100 000) / 4 = 1 075 000 ns), no chunk either.
+        e.observeCost(300_000, 4_000_000);
+        assertEquals(1_075_000, e.cost(5));
+        assertNull(plan(e, 1_000_000, 10_000, 0));
+    }
+
+    @Test
+    void aSleepTakesAChunkOnlyAsItsFirstWait() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        sim.setDefaultOvershoot(3_000);
+        sim.setWaitCost(100_000);
+        Sleeper s = Sleeper.builder().platform(sim).build();
+        learnChunkHost(s.estimator());
+        assertEquals(1_000_029, s.sleepUntil(1_000_000));
+        // The chunk (524 287 ns) wakes 3 µs late with 472 713 ns to go: one
+        // bucket-5 wait ending its margin (3071 ns) early, then 71 ns of spin.
+        assertEquals(List.of(
+                new SimPlatform.Wait(0, 524_287, 527_287, false),
+                new SimPlatform.Wait(527_287, 996_929, 999_929, false)), sim.waits());
+        assertEquals(new SleeperStats(1, 0, 2, 100, 200_100), s.stats());
+    }
+
     @Test
     void aSplitPlanHalvesTheBudgetForTheRestOfTheSleep() throws InterruptedException {
         SimPlatform sim = new SimPlatform(0);
