@@ -47,9 +47,9 @@ import java.util.Arrays;
  * (as {@link Long#toUnsignedString(long)} prints them); arithmetic saturates.
  *
  * <p>Not thread-safe: one estimator belongs to one {@link Sleeper}. Cost:
- * about 20 KiB; {@link #observe} is O(1), a query scans at most
- * {@value #BINS} bins per bucket it consults (the Rust core answers the same
- * from prefix sums).
+ * about 35 KiB; like the Rust core it keeps prefix sums of each bucket's
+ * histogram (counts and bin lower edges), so {@link #observe} updates at most
+ * 2 × {@value #BINS} sums and every query is a lookup or a binary search.
  */
 public final class MarginEstimator {
     /** Number of OS-wait length buckets. */
@@ -75,7 +75,10 @@ public final class MarginEstimator {
 
     private long seq;
     private final byte[][] ring = new byte[BUCKETS][WINDOW]; // bins 0..160, read as unsigned
-    private final int[][] counts = new int[BUCKETS][BINS];
+    /** {@code cum[b][i]}: remembered samples of bucket {@code b} in bins {@code 0..i}. */
+    private final int[][] cum = new int[BUCKETS][BINS];
+    /** {@code cumLo[b][i]}: Σ {@code binLo(bin)} over those samples (at most 1024 · 2^30). */
+    private final long[][] cumLo = new long[BUCKETS][BINS];
     private final int[] len = new int[BUCKETS];
     private final int[] next = new int[BUCKETS];
     private final long[] lastSeq = new long[BUCKETS];
@@ -189,23 +192,59 @@ public final class MarginEstimator {
      */
     public void observe(long waitNs, long overshootNs) {
         int b = bucketOf(waitNs);
-        int[] c = counts[b];
         if (!isLive(b)) {
-            Arrays.fill(c, 0);
+            Arrays.fill(cum[b], 0);
+            Arrays.fill(cumLo[b], 0);
             len[b] = 0;
             next[b] = 0;
         }
         int bin = binOf(U64.min(overshootNs, MAX_SAMPLE_NS));
         int n = next[b];
         if (len[b] == WINDOW) {
-            c[ring[b][n] & 0xFF]--;
+            addToPrefix(b, ring[b][n] & 0xFF, -1);
         } else {
             len[b]++;
         }
         ring[b][n] = (byte) bin;
-        c[bin]++;
+        addToPrefix(b, bin, 1);
         next[b] = (n + 1) % WINDOW;
         lastSeq[b] = seq;
+    }
+
+    /** Adds {@code delta} (±1) samples in {@code bin} to bucket {@code b}'s prefix sums. */
+    private void addToPrefix(int b, int bin, int delta) {
+        int[] c = cum[b];
+        long[] lo = cumLo[b];
+        long d = delta * binLo(bin);
+        for (int j = bin; j < BINS; j++) {
+            c[j] += delta;
+            lo[j] += d;
+        }
+    }
+
+    /** The last bin whose every sample is at most {@code g} ({@code binHi(k) ≤ g}), or -1. */
+    private static int lastBinWithin(long g) {
+        if (U64.ge(g, binHi(BINS - 1))) {
+            return BINS - 1;
+        }
+        int j = binOf(g); // g < 2^30 here
+        return binHi(j) <= g ? j : j - 1;
+    }
+
+    /**
+     * {@code Σ (g − binLo)} over {@code count} samples whose bin lower edges
+     * sum to {@code loSum} (each {@code ≤ g}): {@code g · count − loSum},
+     * saturating at {@code 2^64 − 1} exactly when the spec's term-by-term
+     * saturating sum does (when the true sum reaches {@code 2^64}).
+     */
+    private static long spinSum(long g, long count, long loSum) {
+        // 128-bit g · count (count ≥ 0, so only g's sign bit needs the unsigned fix-up).
+        long hi = Math.multiplyHigh(g, count) + ((g >> 63) & count);
+        long lo = g * count;
+        if (U64.lt(lo, loSum)) {
+            hi--;
+        }
+        return hi != 0 ? U64.MAX : lo - loSum;
     }
 
     /**
@@ -326,16 +365,26 @@ public final class MarginEstimator {
      * when every sample may be later).
      */
     private long quantile(int s, long sharePpm) {
-        long allowed = len[s] * U64.min(sharePpm, PPM) / PPM;
-        int[] c = counts[s];
-        long above = 0;
-        for (int i = BINS - 1; i >= 0; i--) {
-            above += c[i];
-            if (above > allowed) {
-                return binHi(i);
+        long n = len[s];
+        long allowed = n * U64.min(sharePpm, PPM) / PPM;
+        // The highest bin i with (samples in bins >= i) > allowed: the lowest
+        // i with cum[i] >= n - allowed (cum is non-decreasing, cum[BINS-1] = n).
+        return binHi(firstAtLeast(cum[s], n - allowed));
+    }
+
+    /** The lowest {@code i} with {@code c[i] ≥ need}, else {@code BINS - 1}. */
+    private static int firstAtLeast(int[] c, long need) {
+        int lo = 0;
+        int hi = BINS - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (c[mid] >= need) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
-        return binHi(0);
+        return lo;
     }
 
     /**
@@ -362,20 +411,11 @@ public final class MarginEstimator {
         if (s < 0) {
             return new Tail(0, 0, 0);
         }
-        int[] c = counts[s];
-        long late = 0;
-        long spin = 0;
-        for (int i = 0; i < BINS; i++) {
-            if (c[i] == 0) {
-                continue;
-            }
-            if (U64.lt(gNs, binHi(i))) {
-                late += c[i];
-            } else {
-                spin = U64.add(spin, U64.mul(c[i], gNs - binLo(i)));
-            }
-        }
-        return new Tail(len[s], late, spin);
+        long n = len[s];
+        int k = lastBinWithin(gNs);
+        long within = k < 0 ? 0 : cum[s][k];
+        long loSum = k < 0 ? 0 : cumLo[s][k];
+        return new Tail(n, n - within, spinSum(gNs, within, loSum));
     }
 
     /**
@@ -391,23 +431,16 @@ public final class MarginEstimator {
      */
     public long[] splitCounts(int b, long limitNs, long gNs) {
         int s = source(b);
-        long within = 0;
-        long restSpin = 0;
-        if (s >= 0) {
-            int[] c = counts[s];
-            for (int i = 0; i < BINS; i++) {
-                long hi = binHi(i);
-                if (c[i] == 0 || U64.lt(gNs, hi)) {
-                    continue;
-                }
-                if (U64.ge(limitNs, hi)) {
-                    within += c[i];
-                } else {
-                    restSpin = U64.add(restSpin, U64.mul(c[i], gNs - binLo(i)));
-                }
-            }
+        if (s < 0) {
+            return new long[] {0, 0};
         }
-        return new long[] {within, restSpin};
+        int kg = lastBinWithin(gNs);
+        int kl = lastBinWithin(U64.min(limitNs, gNs));
+        long nG = kg < 0 ? 0 : cum[s][kg];
+        long loG = kg < 0 ? 0 : cumLo[s][kg];
+        long nL = kl < 0 ? 0 : cum[s][kl];
+        long loL = kl < 0 ? 0 : cumLo[s][kl];
+        return new long[] {nL, spinSum(gNs, nG - nL, loG - loL)};
     }
 
     /**
@@ -423,16 +456,9 @@ public final class MarginEstimator {
         if (s < 0) {
             return 0;
         }
-        long rank = (len[s] - 1) / 2;
-        int[] c = counts[s];
-        long below = 0;
-        for (int i = 0; i < BINS; i++) {
-            below += c[i];
-            if (below > rank) {
-                return binLo(i) + (binHi(i) - binLo(i)) / 2;
-            }
-        }
-        return 0;
+        long rank = (len[s] - 1) / 2; // 0-based from the bottom
+        int i = firstAtLeast(cum[s], rank + 1); // the lowest i with cum[i] > rank
+        return binLo(i) + (binHi(i) - binLo(i)) / 2;
     }
 
     /**

@@ -205,6 +205,86 @@ class MarginEstimatorTest {
         assertEquals(new MarginEstimator.Tail(2, 0, U64.MAX), e.tail(2, U64.MAX));
     }
 
+    /**
+     * The prefix sums answer what the spec's bin-by-bin scans define: a
+     * reference histogram of one bucket's last WINDOW samples, scanned as
+     * {@code spec/estimator.md} says, against every query, over random
+     * overshoots (the window full and wrapping), shares and margins up to
+     * {@code 2^64 − 1}.
+     */
+    @Test
+    void prefixSumsAnswerWhatTheScansDefine() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(42);
+        MarginEstimator e = new MarginEstimator();
+        e.beginSleep();
+        java.util.ArrayDeque<Integer> window = new java.util.ArrayDeque<>();
+        long[] gs = {0, 1_023, 1_024, 3_071, 3_072, 50_000, 1_073_741_823, 1_073_741_824, Long.MAX_VALUE, U64.MAX};
+        for (int i = 0; i < 3 * WINDOW; i++) {
+            long o = rnd.nextInt(8) == 0 ? rnd.nextLong(2_000_000_000L) : rnd.nextLong(200_000);
+            e.observe(100_000, o);
+            window.addLast(binOf(Math.min(o, MAX_SAMPLE_NS)));
+            if (window.size() > WINDOW) {
+                window.removeFirst();
+            }
+            if (i % 97 != 0 && i != 3 * WINDOW - 1) {
+                continue;
+            }
+            long[] c = new long[BINS];
+            for (int bin : window) {
+                c[bin]++;
+            }
+            long n = window.size();
+            for (long p : new long[] {0, 1, 1_000, 5_000, 10_000, 50_000, 999_999, 1_000_000, U64.MAX}) {
+                long allowed = n * U64.min(p, 1_000_000) / 1_000_000;
+                long above = 0;
+                long want = binHi(0);
+                for (int k = BINS - 1; k >= 0; k--) {
+                    above += c[k];
+                    if (above > allowed) {
+                        want = binHi(k);
+                        break;
+                    }
+                }
+                assertEquals(want, e.margin(3, p), "margin at " + p + " after " + i);
+            }
+            long rank = (n - 1) / 2;
+            long below = 0;
+            for (int k = 0; k < BINS; k++) {
+                below += c[k];
+                if (below > rank) {
+                    assertEquals(binLo(k) + (binHi(k) - binLo(k)) / 2, e.compensation(3), "compensation");
+                    break;
+                }
+            }
+            for (int t = 0; t < 40; t++) {
+                long g = t < gs.length ? gs[t] : rnd.nextLong(1_200_000_000L);
+                long limit = rnd.nextBoolean() ? rnd.nextLong(1_200_000_000L) : gs[rnd.nextInt(gs.length)];
+                long late = 0;
+                long spin = 0;
+                long within = 0;
+                long rest = 0;
+                for (int k = 0; k < BINS; k++) {
+                    if (c[k] == 0) {
+                        continue;
+                    }
+                    if (U64.lt(g, binHi(k))) {
+                        late += c[k];
+                        continue;
+                    }
+                    spin = U64.add(spin, U64.mul(c[k], g - binLo(k)));
+                    if (U64.ge(limit, binHi(k))) {
+                        within += c[k];
+                    } else {
+                        rest = U64.add(rest, U64.mul(c[k], g - binLo(k)));
+                    }
+                }
+                String at = "g " + Long.toUnsignedString(g) + " limit " + Long.toUnsignedString(limit);
+                assertEquals(new MarginEstimator.Tail(n, late, spin), e.tail(3, g), at);
+                assertArrayEquals(new long[] {within, rest}, e.splitCounts(3, limit, g), at);
+            }
+        }
+    }
+
     @Test
     void emptyEstimatorAnswersTheDefaults() {
         MarginEstimator e = new MarginEstimator();
