@@ -310,7 +310,7 @@ public final class MarginEstimator {
     /**
      * The margin at which at most {@code sharePpm} parts per million of the
      * remembered wake-ups of bucket {@code b} came later: the
-     * {@linkplain #quantile quantile} of its source's samples if that bucket is
+     * quantile of its source's samples if that bucket is
      * {@link #established(int, long) established} at the share; else (a window
      * too young for that share) the largest of that quantile and the same
      * quantile of every live bucket longer than {@code b}: a young bucket is
