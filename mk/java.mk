@@ -5,7 +5,8 @@
 #                     suite against that jar on JDK 25 and on JDK 17; then JDK 17
 #                     builds and tests on its own (the baseline build).
 #   make bench-java   the Java benchmark on JDK 25 (timer slack 1 ns via FFM),
-#                     then the same jar on JDK 17 (~30 s each);
+#                     then the same jar on JDK 17 (~40 s each), keeptime at
+#                     the 5 %, 1 % and 0.1 % tail targets with each sleeper's stats;
 #                     JAVA_BENCH_ARGS="--scale 0.25" for a quicker, noisier run.
 #
 # Maven downloads its plugins and the test dependencies (JUnit, Jackson) from

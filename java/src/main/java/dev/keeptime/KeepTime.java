@@ -9,7 +9,9 @@ import java.time.Duration;
  * takes ~155 µs (50 µs of timer slack plus the wake-up), and on JDK 17
  * {@code Thread.sleep(0, 100_000)} even rounds up to a whole millisecond; a
  * busy loop is exact but burns a core. keeptime parks until a <em>learned</em>
- * margin before the deadline, then spins the last few microseconds:
+ * margin before the deadline, then spins the last few microseconds; it picks
+ * the cheapest plan that keeps at most 1 % of sleeps late (the
+ * {@link TailTarget}, set per {@link Sleeper}):
  *
  * <pre>{@code
  * KeepTime.sleep(Duration.ofNanos(100_000));            // 100 µs, to a fraction of a µs

@@ -3,66 +3,91 @@ package dev.keeptime;
 import java.util.Arrays;
 
 /**
- * Learns how late OS waits of each length wake up, so that an OS wait can end
- * early enough for a spin to finish the sleep on time.
+ * The wake-up model: how late OS waits of each length wake the thread, and
+ * what one costs it, learned from every OS wait.
  *
- * <p>This is {@code spec/estimator.md}, bit for bit (the JUnit suite replays
- * {@code spec/vectors/estimator.json}):
+ * <p>This is {@code spec/estimator.md} (version 5), bit for bit (the JUnit
+ * suite replays {@code spec/vectors/estimator.json}):
  * <ul>
  *   <li>OS waits are grouped into {@value #BUCKETS} buckets by length (powers
  *       of two from 16.384 µs), because how late the OS wakes a thread depends
  *       on how long it slept;</li>
- *   <li>each bucket remembers its last {@value #WINDOW} overshoots, each
- *       stamped with the number of the sleep that observed it; a sample is
- *       <em>live</em> for {@value #HORIZON} sleeps;</li>
- *   <li>the margin of a bucket ({@link Mode#EXACT}) is
- *       {@code q + 2·(q − median) + }{@value #HEADROOM_NS} ns over its live
- *       samples, {@code q} the largest once the top {@code (n − 1) / }{@value #OUTLIER_SHARE}
- *       are set aside (the 4th largest of 32, about their 90th percentile):
- *       the typical tail plus twice the spread. Up to three outliers in a full
- *       window change nothing, a lasting upward shift is followed within four
- *       samples, a downward one within {@value #WINDOW}, and a steady large
- *       overshoot (the default 50 µs timer slack) costs its spread, not its size;</li>
- *   <li>the compensation ({@link Mode#EFFICIENT}) is the lower median of the
- *       live samples;</li>
+ *   <li>each bucket keeps the overshoots of its last {@value #WINDOW} OS waits
+ *       as a log-binned histogram ({@value #BINS} bins, eight per power of two
+ *       from 1.024 µs, each at most 12.5 % wide): O(1) per observation (one bin
+ *       in, the oldest out), enough samples to place a tail target down to
+ *       0.1 %;</li>
+ *   <li>{@link #margin(int, long) margin(b, share)} is the upper edge of the
+ *       bin holding the sample of rank {@code floor(n · share) + 1} from the
+ *       top: at most that share of the remembered wake-ups came later;</li>
+ *   <li><b>young windows are not optimistic</b>: while a bucket is not
+ *       {@link #established(int, long) established} at a share
+ *       ({@code n · share < 1}: fewer than 100 samples at 1 %, 1000 at 0.1 %)
+ *       its margin is at least every live longer bucket's at that share, as
+ *       the maximum of a few samples says little about a rare tail;</li>
+ *   <li><b>one outlier</b> counts for exactly {@value #WINDOW} further OS
+ *       waits of its length (or until its bucket goes {@value #HORIZON} sleeps
+ *       unused); once the bucket is established it moves the margin at that share
+ *       by at most one rank of the remembered distribution, whatever its size;</li>
+ *   <li><b>a lasting shift</b> up is followed once {@code floor(n · share) + 1}
+ *       new samples lie above the old margin (11 at 1 % with a full window, 2
+ *       at 0.1 %); a shift down within {@value #WINDOW} OS waits of that length;</li>
+ *   <li>the thread-CPU cost of an OS wait ({@link #observeCost}) is sampled on
+ *       every {@value #COST_SAMPLE_EVERY}th OS wait and kept per bucket as an
+ *       integer moving average of weight 1/4;</li>
  *   <li>a bucket without live samples borrows from the nearest shorter bucket
- *       that has some, then the nearest longer one, else the margin is
- *       {@value #DEFAULT_MARGIN_NS} ns and the compensation 0.</li>
+ *       that has some, then the nearest longer one; with nothing live anywhere
+ *       the margin is {@value #DEFAULT_MARGIN_NS} ns, the compensation 0, the
+ *       cost {@value #DEFAULT_COST_NS} ns. A bucket unused for
+ *       {@value #HORIZON} sleeps is forgotten, so a wait length the planner
+ *       avoided is tried again.</li>
  * </ul>
  *
  * <p>All values are unsigned 64-bit nanoseconds held in a {@code long}
  * (as {@link Long#toUnsignedString(long)} prints them); arithmetic saturates.
  *
  * <p>Not thread-safe: one estimator belongs to one {@link Sleeper}. Cost:
- * about 6 KiB; {@link #observe} is O(1), a margin query scans at most
- * {@value #WINDOW} samples per bucket it consults.
+ * about 35 KiB; like the Rust core it keeps prefix sums of each bucket's
+ * histogram (counts and bin lower edges), so {@link #observe} updates at most
+ * 2 × {@value #BINS} sums and every query is a lookup or a binary search.
  */
 public final class MarginEstimator {
     /** Number of OS-wait length buckets. */
     public static final int BUCKETS = 12;
     /** Overshoot samples remembered per bucket. */
-    public static final int WINDOW = 32;
-    /** A sample stays live for this many sleeps. */
-    public static final long HORIZON = 128;
+    public static final int WINDOW = 1024;
+    /** Overshoot histogram bins per bucket. */
+    public static final int BINS = 161;
+    /** A bucket with no observation in this many sleeps is forgotten. */
+    public static final long HORIZON = 256;
     /** Margin of every bucket while nothing is live anywhere, ns. */
     public static final long DEFAULT_MARGIN_NS = 50_000;
-    /** The top {@code (n - 1) / OUTLIER_SHARE} of {@code n} live samples are set aside as outliers. */
-    public static final int OUTLIER_SHARE = 8;
-    /** Added to every learned margin, ns. */
-    public static final long HEADROOM_NS = 1_000;
-    /** Samples are clamped to 1 s, so one suspend/resume cannot poison a bucket. */
+    /** Cost of an OS wait before any was measured, ns. */
+    public static final long DEFAULT_COST_NS = 5_000;
+    /** The thread CPU clock is read around every this many planned OS waits. */
+    public static final long COST_SAMPLE_EVERY = 8;
+    /** Overshoot and cost samples are clamped to 1 s, so one suspend/resume cannot poison a bucket. */
     public static final long MAX_SAMPLE_NS = 1_000_000_000;
+    /** Shares are integers in parts per million. */
+    public static final long PPM = 1_000_000;
     private static final int BUCKET_SHIFT = 14;
+    private static final long NO_COST = -1; // costs are at most MAX_SAMPLE_NS
 
     private long seq;
-    private final long[][] overshoot = new long[BUCKETS][WINDOW];
-    private final long[][] stamp = new long[BUCKETS][WINDOW];
+    private final byte[][] ring = new byte[BUCKETS][WINDOW]; // bins 0..160, read as unsigned
+    /** {@code cum[b][i]}: remembered samples of bucket {@code b} in bins {@code 0..i}. */
+    private final int[][] cum = new int[BUCKETS][BINS];
+    /** {@code cumLo[b][i]}: Σ {@code binLo(bin)} over those samples (at most 1024 · 2^30). */
+    private final long[][] cumLo = new long[BUCKETS][BINS];
     private final int[] len = new int[BUCKETS];
     private final int[] next = new int[BUCKETS];
-    private final long[] scratch = new long[WINDOW];
+    private final long[] lastSeq = new long[BUCKETS];
+    private final long[] cost = new long[BUCKETS];
 
     /** An estimator that has observed nothing. */
-    public MarginEstimator() {}
+    public MarginEstimator() {
+        Arrays.fill(cost, NO_COST);
+    }
 
     /**
      * The bucket of an OS wait of {@code waitNs} (unsigned) nanoseconds: 0
@@ -96,7 +121,50 @@ public final class MarginEstimator {
         return b + 1 >= BUCKETS ? U64.MAX : bucketLo(b + 1) - 1;
     }
 
-    /** Marks the start of a sleep that waits: samples age by one sleep. */
+    /**
+     * The histogram bin of an overshoot (clamp it to {@link #MAX_SAMPLE_NS} first).
+     *
+     * @param ns an overshoot, {@code 0 ≤ ns ≤ MAX_SAMPLE_NS}
+     * @return its bin, {@code 0 ≤ i < BINS}
+     */
+    public static int binOf(long ns) {
+        if (ns < 1024) {
+            return 0;
+        }
+        int e = 63 - Long.numberOfLeadingZeros(ns); // 2^e <= ns < 2^(e+1), e >= 10
+        int sub = (int) ((ns >>> (e - 3)) & 7);
+        return Math.min(1 + 8 * (e - 10) + sub, BINS - 1);
+    }
+
+    /**
+     * Smallest overshoot in bin {@code i}.
+     *
+     * @param i a bin
+     * @return its lower edge, ns
+     */
+    public static long binLo(int i) {
+        if (i == 0) {
+            return 0;
+        }
+        int e = 10 + (i - 1) / 8;
+        return (8L + (i - 1) % 8) << (e - 3);
+    }
+
+    /**
+     * Largest overshoot in bin {@code i}.
+     *
+     * @param i a bin
+     * @return its upper edge, ns
+     */
+    public static long binHi(int i) {
+        if (i == 0) {
+            return 1023;
+        }
+        int e = 10 + (i - 1) / 8;
+        return ((9L + (i - 1) % 8) << (e - 3)) - 1;
+    }
+
+    /** Marks the start of a sleep that waits: buckets age by one sleep. */
     public void beginSleep() {
         seq = U64.add(seq, 1);
     }
@@ -110,6 +178,11 @@ public final class MarginEstimator {
         return seq;
     }
 
+    private boolean isLive(int b) {
+        // seq >= lastSeq always: lastSeq is a past value of seq.
+        return len[b] > 0 && U64.lt(seq - lastSeq[b], HORIZON);
+    }
+
     /**
      * Records that an OS wait planned at {@code waitNs} woke {@code overshootNs}
      * after its target.
@@ -119,43 +192,115 @@ public final class MarginEstimator {
      */
     public void observe(long waitNs, long overshootNs) {
         int b = bucketOf(waitNs);
-        int i = next[b];
-        overshoot[b][i] = U64.min(overshootNs, MAX_SAMPLE_NS);
-        stamp[b][i] = seq;
-        next[b] = (i + 1) % WINDOW;
-        len[b] = Math.min(len[b] + 1, WINDOW);
+        if (!isLive(b)) {
+            Arrays.fill(cum[b], 0);
+            Arrays.fill(cumLo[b], 0);
+            len[b] = 0;
+            next[b] = 0;
+        }
+        int bin = binOf(U64.min(overshootNs, MAX_SAMPLE_NS));
+        int n = next[b];
+        if (len[b] == WINDOW) {
+            addToPrefix(b, ring[b][n] & 0xFF, -1);
+        } else {
+            len[b]++;
+        }
+        ring[b][n] = (byte) bin;
+        addToPrefix(b, bin, 1);
+        next[b] = (n + 1) % WINDOW;
+        lastSeq[b] = seq;
     }
 
-    private boolean isLive(int b, int i) {
-        // seq >= stamp always: stamps are past values of seq.
-        return U64.lt(seq - stamp[b][i], HORIZON);
+    /** Adds {@code delta} (±1) samples in {@code bin} to bucket {@code b}'s prefix sums. */
+    private void addToPrefix(int b, int bin, int delta) {
+        int[] c = cum[b];
+        long[] lo = cumLo[b];
+        long d = delta * binLo(bin);
+        for (int j = bin; j < BINS; j++) {
+            c[j] += delta;
+            lo[j] += d;
+        }
+    }
+
+    /** The last bin whose every sample is at most {@code g} ({@code binHi(k) ≤ g}), or -1. */
+    private static int lastBinWithin(long g) {
+        if (U64.ge(g, binHi(BINS - 1))) {
+            return BINS - 1;
+        }
+        int j = binOf(g); // g < 2^30 here
+        return binHi(j) <= g ? j : j - 1;
     }
 
     /**
-     * Number of live samples in bucket {@code b}.
+     * {@code Σ (g − binLo)} over {@code count} samples whose bin lower edges
+     * sum to {@code loSum} (each {@code ≤ g}): {@code g · count − loSum},
+     * saturating at {@code 2^64 − 1} exactly when the spec's term-by-term
+     * saturating sum does (when the true sum reaches {@code 2^64}).
+     */
+    private static long spinSum(long g, long count, long loSum) {
+        // 128-bit g · count (count ≥ 0, so only g's sign bit needs the unsigned fix-up).
+        long hi = Math.multiplyHigh(g, count) + ((g >> 63) & count);
+        long lo = g * count;
+        if (U64.lt(lo, loSum)) {
+            hi--;
+        }
+        return hi != 0 ? U64.MAX : lo - loSum;
+    }
+
+    /**
+     * Records that an OS wait of {@code waitNs} cost the thread {@code cpuNs}
+     * of CPU time: the bucket's cost moves a quarter of the way toward it.
+     *
+     * @param waitNs the planned OS wait, unsigned ns
+     * @param cpuNs the thread CPU time it cost, unsigned ns
+     */
+    public void observeCost(long waitNs, long cpuNs) {
+        long x = U64.min(cpuNs, MAX_SAMPLE_NS);
+        int b = bucketOf(waitNs);
+        long c = cost[b];
+        // Signed arithmetic, division truncating toward zero, as the spec says.
+        cost[b] = c == NO_COST ? x : c + (x - c) / 4;
+    }
+
+    /**
+     * Number of live samples in bucket {@code b} (0 once it is forgotten).
      *
      * @param b a bucket
      * @return live samples, {@code 0..WINDOW}
      */
     public int liveSamples(int b) {
-        int n = 0;
-        for (int i = 0; i < len[b]; i++) {
-            if (isLive(b, i)) {
-                n++;
-            }
-        }
-        return n;
+        return isLive(b) ? len[b] : 0;
     }
 
-    /** The bucket whose samples stand for {@code b}, or -1. */
-    private int source(int b) {
+    /**
+     * Whether nothing is live in any bucket (nothing learned, or all forgotten).
+     *
+     * @return {@code true} when no bucket is live
+     */
+    public boolean isEmpty() {
+        for (int b = 0; b < BUCKETS; b++) {
+            if (isLive(b)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The bucket whose samples stand for {@code b}: {@code b}, then
+     * {@code b-1 … 0}, then {@code b+1 … BUCKETS-1}, the first that is live.
+     *
+     * @param b a bucket
+     * @return the source bucket, or -1 when none is live
+     */
+    public int source(int b) {
         for (int s = b; s >= 0; s--) {
-            if (liveSamples(s) > 0) {
+            if (isLive(s)) {
                 return s;
             }
         }
         for (int s = b + 1; s < BUCKETS; s++) {
-            if (liveSamples(s) > 0) {
+            if (isLive(s)) {
                 return s;
             }
         }
@@ -163,50 +308,180 @@ public final class MarginEstimator {
     }
 
     /**
-     * How long before the deadline an OS wait in bucket {@code b} must end so
-     * that a spin can finish the sleep ({@link Mode#EXACT}).
+     * The margin at which at most {@code sharePpm} parts per million of the
+     * remembered wake-ups of bucket {@code b} came later: the
+     * quantile of its source's samples if that bucket is
+     * {@link #established(int, long) established} at the share; else (a window
+     * too young for that share) the largest of that quantile and the same
+     * quantile of every live bucket longer than {@code b}: a young bucket is
+     * never trusted to wake earlier than any longer wait.
+     * {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
-     * @return the margin, unsigned ns
+     * @param sharePpm the share allowed later than the margin, unsigned ppm
+     *     (above {@link #PPM} counts as {@code PPM})
+     * @return the margin, ns
      */
-    public long margin(int b) {
+    public long margin(int b, long sharePpm) {
         int s = source(b);
         if (s < 0) {
             return DEFAULT_MARGIN_NS;
         }
-        int n = sortLive(s);
-        long q = scratch[n - 1 - (n - 1) / OUTLIER_SHARE];
-        long median = scratch[(n - 1) / 2];
-        return U64.add(U64.add(q, U64.mul(q - median, 2)), HEADROOM_NS);
+        long own = quantile(s, sharePpm);
+        if (places(s, sharePpm)) {
+            return own;
+        }
+        for (int l = b + 1; l < BUCKETS; l++) {
+            if (isLive(l)) {
+                own = U64.max(own, quantile(l, sharePpm));
+            }
+        }
+        return own;
     }
 
     /**
-     * The lower median overshoot of bucket {@code b}, subtracted from the OS
-     * wait of {@link Mode#EFFICIENT}; 0 before anything was observed.
+     * Whether the samples that stand for bucket {@code b} are enough to place
+     * a margin at {@code sharePpm} on their own: its source exists and
+     * {@code n · min(sharePpm, PPM) ≥ PPM} (at least one sample can be set aside).
      *
      * @param b a bucket
-     * @return the compensation, unsigned ns
+     * @param sharePpm the share, unsigned ppm
+     * @return whether {@code b} is established at that share
+     */
+    public boolean established(int b, long sharePpm) {
+        int s = source(b);
+        return s >= 0 && places(s, sharePpm);
+    }
+
+    /** Whether bucket {@code s}'s own samples can set one aside at {@code sharePpm}. */
+    private boolean places(int s, long sharePpm) {
+        // len <= WINDOW and the share <= PPM: the product cannot overflow.
+        return len[s] * U64.min(sharePpm, PPM) >= PPM;
+    }
+
+    /**
+     * The upper edge of the bin holding bucket {@code s}'s own sample of rank
+     * {@code floor(n · sharePpm / 10^6) + 1} from the top ({@code binHi(0)}
+     * when every sample may be later).
+     */
+    private long quantile(int s, long sharePpm) {
+        long n = len[s];
+        long allowed = n * U64.min(sharePpm, PPM) / PPM;
+        // The highest bin i with (samples in bins >= i) > allowed: the lowest
+        // i with cum[i] >= n - allowed (cum is non-decreasing, cum[BINS-1] = n).
+        return binHi(firstAtLeast(cum[s], n - allowed));
+    }
+
+    /** The lowest {@code i} with {@code c[i] ≥ need}, else {@code BINS - 1}. */
+    private static int firstAtLeast(int[] c, long need) {
+        int lo = 0;
+        int hi = BINS - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (c[mid] >= need) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+
+    /**
+     * What the live samples of {@code b}'s source say about an OS wait ending
+     * {@code gNs} before the deadline (spec {@code tail(b, g)}).
+     *
+     * @param samples the samples behind the answer (0 when nothing is live)
+     * @param late samples whose bin reaches past {@code g}
+     * @param spinSumNs {@code Σ (g − binLo)} over the other samples, unsigned, saturating
+     */
+    public record Tail(long samples, long late, long spinSumNs) {}
+
+    /**
+     * Late count and summed spin for an OS wait of bucket {@code b} that ends
+     * {@code gNs} before the deadline: a whole bin counts as late as soon as
+     * any of it could be.
+     *
+     * @param b a bucket
+     * @param gNs the margin, unsigned ns
+     * @return the tail; all zero when nothing is live
+     */
+    public Tail tail(int b, long gNs) {
+        int s = source(b);
+        if (s < 0) {
+            return new Tail(0, 0, 0);
+        }
+        long n = len[s];
+        int k = lastBinWithin(gNs);
+        long within = k < 0 ? 0 : cum[s][k];
+        long loSum = k < 0 ? 0 : cumLo[s][k];
+        return new Tail(n, n - within, spinSum(gNs, within, loSum));
+    }
+
+    /**
+     * Over the live samples of {@code b}'s source, bins with
+     * {@code binHi ≤ g} only: how many have {@code binHi ≤ limit}
+     * ({@code [0]}), and {@code Σ (g − binLo)} over those with
+     * {@code limit < binHi} ({@code [1]}).
+     *
+     * @param b a bucket
+     * @param limitNs the latest first wake-up that leaves room for a second wait, unsigned ns
+     * @param gNs the margin of the first wait, unsigned ns
+     * @return {@code {within, restSpin}}; both 0 when nothing is live
+     */
+    public long[] splitCounts(int b, long limitNs, long gNs) {
+        int s = source(b);
+        if (s < 0) {
+            return new long[] {0, 0};
+        }
+        int kg = lastBinWithin(gNs);
+        int kl = lastBinWithin(U64.min(limitNs, gNs));
+        long nG = kg < 0 ? 0 : cum[s][kg];
+        long loG = kg < 0 ? 0 : cumLo[s][kg];
+        long nL = kl < 0 ? 0 : cum[s][kl];
+        long loL = kl < 0 ? 0 : cumLo[s][kl];
+        return new long[] {nL, spinSum(gNs, nG - nL, loG - loL)};
+    }
+
+    /**
+     * The lower median overshoot of bucket {@code b}, as the middle of its bin
+     * (within 6.25 % of the true median), subtracted from the OS wait of
+     * {@link Mode#EFFICIENT}; 0 before anything was observed.
+     *
+     * @param b a bucket
+     * @return the compensation, ns
      */
     public long compensation(int b) {
         int s = source(b);
         if (s < 0) {
             return 0;
         }
-        int n = sortLive(s);
-        return scratch[(n - 1) / 2];
+        long rank = (len[s] - 1) / 2; // 0-based from the bottom
+        int i = firstAtLeast(cum[s], rank + 1); // the lowest i with cum[i] > rank
+        return binLo(i) + (binHi(i) - binLo(i)) / 2;
     }
 
-    /** Sorts the live samples of bucket {@code b} into {@code scratch}, ascending; returns their count. */
-    private int sortLive(int b) {
-        int n = 0;
-        for (int i = 0; i < len[b]; i++) {
-            if (isLive(b, i)) {
-                // Samples are at most MAX_SAMPLE_NS, so a signed sort is an unsigned one.
-                scratch[n++] = overshoot[b][i];
+    /**
+     * The learned thread-CPU cost of one OS wait of bucket {@code b}: its own
+     * average, else the nearest bucket's in the borrowing order ({@code b},
+     * {@code b-1 … 0}, {@code b+1 …}), else {@value #DEFAULT_COST_NS} ns.
+     * Costs are not forgotten with the samples.
+     *
+     * @param b a bucket
+     * @return the cost, ns
+     */
+    public long cost(int b) {
+        for (int s = b; s >= 0; s--) {
+            if (cost[s] != NO_COST) {
+                return cost[s];
             }
         }
-        Arrays.sort(scratch, 0, n);
-        return n;
+        for (int s = b + 1; s < BUCKETS; s++) {
+            if (cost[s] != NO_COST) {
+                return cost[s];
+            }
+        }
+        return DEFAULT_COST_NS;
     }
 
     @Override
@@ -215,8 +490,11 @@ public final class MarginEstimator {
         for (int b = 0; b < BUCKETS; b++) {
             int live = liveSamples(b);
             if (live > 0) {
-                sb.append(", b").append(b).append(": ").append(live).append(" live, margin ")
-                        .append(Long.toUnsignedString(margin(b))).append(" ns");
+                sb.append(", b").append(b).append(": ").append(live).append(" live, margin@1% ")
+                        .append(margin(b, 10_000)).append(" ns");
+            }
+            if (cost[b] != NO_COST) {
+                sb.append(", b").append(b).append(" cost ").append(cost[b]).append(" ns");
             }
         }
         return sb.append(']').toString();

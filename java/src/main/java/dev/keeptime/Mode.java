@@ -7,11 +7,11 @@ import java.util.Objects;
 public enum Mode {
     /**
      * Spin-finished (the default): OS waits end a learned margin before the
-     * deadline, a spin on the clock finishes the sleep. Never returns early;
-     * typically within a fraction of a microsecond after the deadline, at a
-     * CPU cost of the margin per sleep: twice the learned wake-up latency plus
-     * 1 µs, a few µs with a 1 ns timer slack, ~110 µs while the slack is the
-     * default 50 µs (JDK 17–21), so shorter sleeps are then spun whole.
+     * deadline, a spin on the clock finishes the sleep. Never returns early.
+     * The margin is placed at the sleeper's {@link TailTarget} (default 1 %
+     * of sleeps may end late because the OS woke the thread late), and the
+     * plan (one OS wait, two, or a pure spin) is the cheapest in expected
+     * thread CPU that meets it; see {@link Sleeper}.
      */
     EXACT,
     /**
@@ -24,8 +24,10 @@ public enum Mode {
     EFFICIENT,
     /**
      * Pure spin on the clock with {@link Thread#onSpinWait()}: the most
-     * accurate, and a whole core for the whole wait (yielding after 50 µs, so
-     * a crowd of spinners does not starve other threads). Never returns early.
+     * accurate, and a whole core for the whole wait. After 50 µs it yields
+     * while the deadline is more than 20 µs away (so a crowd of spinners does
+     * not starve other threads); the last 20 µs are polled with the pause
+     * hint alone. Never returns early.
      */
     SPIN;
 

@@ -53,6 +53,18 @@ public interface Platform {
     void endSpin();
 
     /**
+     * The calling thread's CPU time, read around every 8th planned OS wait
+     * ({@link MarginEstimator#COST_SAMPLE_EVERY}) to learn what an OS wait
+     * costs. The default says the clock is unavailable; the estimator's costs
+     * then stay {@link MarginEstimator#DEFAULT_COST_NS}.
+     *
+     * @return thread CPU time in ns (non-negative), or {@code -1} when not available
+     */
+    default long threadCpuNs() {
+        return -1;
+    }
+
+    /**
      * Prepares the calling thread for precise waits (on Linux with JDK 22+:
      * timer slack 1 ns, once per thread). Called before every sleep that
      * waits, so it must be cheap after the first call.

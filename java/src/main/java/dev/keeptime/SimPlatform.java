@@ -21,6 +21,9 @@ import java.util.List;
  *   <li>{@code relax()} advances the clock by the spin step (default 100 ns),
  *       {@code yieldNow()} by the yield step (default 1 µs); reading the
  *       clock costs nothing.</li>
+ *   <li>The simulated thread CPU clock ({@link #threadCpuNs()}) advances by
+ *       the wait cost (default 0) per completed OS wait (an interrupted one
+ *       costs nothing) and by every spin and yield step.</li>
  *   <li>The {@code nanoTime} domain of a simulated sleeper is the simulated
  *       clock itself (unsigned ns).</li>
  * </ul>
@@ -57,6 +60,8 @@ public final class SimPlatform implements Platform {
     private final List<Wait> waits = new ArrayList<>();
     private long relaxes;
     private long yields;
+    private long waitCost;
+    private long threadCpu;
 
     /**
      * A simulated world whose clock reads {@code startNs}.
@@ -145,6 +150,24 @@ public final class SimPlatform implements Platform {
     }
 
     /**
+     * Thread CPU time each completed OS wait costs (default 0); spins cost their steps.
+     *
+     * @param ns the cost, unsigned ns
+     */
+    public void setWaitCost(long ns) {
+        waitCost = ns;
+    }
+
+    /**
+     * The simulated thread CPU clock: OS-wait costs plus spin and yield steps.
+     *
+     * @return thread CPU time, unsigned ns
+     */
+    public long threadCpu() {
+        return threadCpu;
+    }
+
+    /**
      * Whether a spin slot is available ({@code false} simulates every CPU
      * already running a spinner).
      *
@@ -212,6 +235,7 @@ public final class SimPlatform implements Platform {
                 return false;
             }
         }
+        threadCpu = U64.add(threadCpu, waitCost);
         Long scripted = overshoots.poll();
         long overshoot = scripted != null ? scripted : defaultOvershoot;
         long woke = U64.add(U64.max(issued, targetNs), overshoot);
@@ -223,13 +247,20 @@ public final class SimPlatform implements Platform {
     @Override
     public void relax() {
         now = U64.add(now, spinStep);
+        threadCpu = U64.add(threadCpu, spinStep);
         relaxes++;
     }
 
     @Override
     public void yieldNow() {
         now = U64.add(now, yieldStep);
+        threadCpu = U64.add(threadCpu, yieldStep);
         yields++;
+    }
+
+    @Override
+    public long threadCpuNs() {
+        return threadCpu;
     }
 
     @Override

@@ -1,21 +1,36 @@
 package dev.keeptime;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * A precise sleeper with its own learned margins.
+ * A precise sleeper with its own learned wake-up model and a stated tail target.
  *
- * <p>Every wait goes: OS waits ({@link java.util.concurrent.locks.LockSupport#parkNanos(long)},
- * re-issued toward the same absolute target if it returns early), each ending
- * a learned margin before the deadline (a long wait also leaves 200 µs for a
- * short one, whose wake-up is tighter), then a spin on
- * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. The margins come
- * from the overshoots this sleeper has observed ({@link MarginEstimator},
- * {@code spec/estimator.md}), so they follow the machine's load. On Linux with
- * JDK 22+ the waiting thread's timer slack is set to 1 ns on first use
+ * <p>Every {@link Mode#EXACT} sleep is planned ({@code spec/sleep.md}): for
+ * each sleep the sleeper picks, from what it has learned on this machine, the
+ * plan with the least expected thread CPU whose predicted share of late
+ * sleeps meets its {@link TailTarget} (default 1 %). The candidates are one
+ * OS wait then a spin; a long OS wait, a short one of 50–400 µs, then a
+ * spin; or a pure spin. After a two-wait plan's first wait the rest of the
+ * sleep plans at half the target and never splits again; a wait cut short to
+ * its bucket's longest is only a sleep's first plan, and only when no
+ * complete plan meets the target and it costs less than spinning. A bucket
+ * with too few samples to place the target on its own (a young window) is
+ * never trusted to wake earlier than any longer wait, so every
+ * {@value #EXPLORE_EVERY}th sleep explores: its first plan takes a two-wait
+ * plan through a short bucket that is not yet established, so short waits
+ * get the samples they need to compete on cost. OS waits are
+ * {@link java.util.concurrent.locks.LockSupport#parkNanos(long)}, re-issued
+ * toward the same absolute target if they return early; the spin polls
+ * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. What the plans
+ * rest on ({@link MarginEstimator}, {@code spec/estimator.md}): how late this
+ * sleeper's last 1024 OS waits of each length woke, and what an OS wait costs
+ * the thread (its CPU clock is read around every 8th OS wait), so they follow
+ * the machine and its load. {@link #stats()} says what it all cost. On Linux
+ * with JDK 22+ the waiting thread's timer slack is set to 1 ns on first use
  * ({@link TimerSlack}; opt out with {@link Builder#timerSlack(boolean)}); on
- * JDK 17–21 the estimator learns the default 50 µs slack and spins for it.
+ * JDK 17–21 the estimator learns the default 50 µs slack and plans for it.
  *
  * <p>Guarantees ({@link Mode#EXACT}, {@link Mode#SPIN}): never returns before
  * the deadline on {@code System.nanoTime()}; a deadline in the past returns
@@ -24,8 +39,9 @@ import java.util.Objects;
  * <p><b>Interrupts</b> behave as in {@link Thread#sleep(long)}: if the thread
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin
- * (a few µs) the status is checked every 10 ms only once the spin has run for
- * 50 µs; an interrupt that arrives during a short spin stays set for the next
+ * the status is checked every 10 ms only once the spin has run for 50 µs
+ * (or {@code minSpin}) and while the deadline is more than 20 µs away; an
+ * interrupt that arrives during a short spin stays set for the next
  * blocking call.
  *
  * <p><b>Not thread-safe:</b> a {@code Sleeper} holds its estimator's state
@@ -33,7 +49,8 @@ import java.util.Objects;
  * methods of {@link KeepTime} keep one per thread for you).
  *
  * <p>Cost: one clock read for a past deadline; otherwise one or two OS waits
- * plus a spin of the learned margin per sleep.
+ * plus a spin of the learned margin at the tail target, or a pure spin when
+ * that is cheaper (short sleeps, or costly OS waits).
  *
  * <pre>{@code
  * Sleeper sleeper = Sleeper.of(Mode.EXACT);
@@ -45,12 +62,28 @@ import java.util.Objects;
 public final class Sleeper {
     /** OS waits shorter than this (ns) are not worth a system call: spin instead. */
     public static final long MIN_OS_WAIT_NS = 5_000;
-    /** A long OS wait stops this much (ns) earlier than its margin, leaving the rest to a short one. */
-    public static final long SPLIT_NS = 200_000;
-    /** First bucket whose OS waits count as long (262.144 µs and up). */
-    public static final int LONG_BUCKET = 5;
-    /** A spin that has run this long (ns) yields the CPU on every further iteration. */
+    /**
+     * The lengths (ns) of the short second OS wait a two-wait plan leaves
+     * after its long first one: 50, 100, 200 and 400 µs, tried in this order.
+     */
+    public static final List<Long> SPLITS_NS = List.of(50_000L, 100_000L, 200_000L, 400_000L);
+    static final long[] SPLITS = {50_000, 100_000, 200_000, 400_000};
+    /**
+     * Every this many sleeps, the first plan of a sleep explores: it takes a
+     * two-wait plan that meets the tail target and whose short wait's bucket
+     * is not yet established (too few samples to be trusted at half the
+     * target), so short buckets get the samples that let two-wait plans
+     * compete on their merit. Exploring costs one extra OS wait on those
+     * sleeps, never a late share above the target.
+     */
+    public static final long EXPLORE_EVERY = 8;
+    /**
+     * A spin that has run this long (ns), or the sleeper's {@code minSpin} if
+     * longer, yields the CPU on further iterations while the deadline is far.
+     */
     public static final long SPIN_YIELD_AFTER_NS = 50_000;
+    /** Within this much (ns) of the deadline a spin only pauses, never yields. */
+    public static final long SPIN_NEAR_NS = 20_000;
     /** While a long spin yields, the interrupt status is checked this often (ns). */
     public static final long INTERRUPT_POLL_NS = 10_000_000;
 
@@ -58,11 +91,20 @@ public final class Sleeper {
     private final MarginEstimator estimator = new MarginEstimator();
     private Mode mode;
     private long minSpinNs;
+    private TailTarget target;
+    /** Planned OS waits over the sleeper's life (unsigned; every 8th is cost-sampled). */
+    private long waitsPlanned;
+    private long sleeps;
+    private long late;
+    private long osWaits;
+    private long spinNs;
+    private long cpuEstimateNs;
 
-    private Sleeper(Platform platform, Mode mode, long minSpinNs) {
+    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target) {
         this.platform = platform;
         this.mode = mode;
         this.minSpinNs = minSpinNs;
+        this.target = target;
     }
 
     /**
@@ -100,6 +142,7 @@ public final class Sleeper {
         private Mode mode = Mode.EXACT;
         private boolean timerSlack = true;
         private long minSpinNs;
+        private TailTarget target = TailTarget.BALANCED;
         private Platform platform;
 
         private Builder() {}
@@ -134,13 +177,13 @@ public final class Sleeper {
 
         /**
          * The shortest spin that finishes a {@link Mode#EXACT} sleep (default
-         * zero: only the learned margin); the last OS wait then ends at least
-         * this long before the deadline. The learned margin covers roughly the
-         * 97th percentile of the OS's wake-up overshoot for a spin of a few µs;
-         * on virtual machines the rarest wake-ups come tens of µs late, and a
-         * spin that covers them gives spin-level p99 accuracy at a fixed CPU
-         * price of {@code minSpin} ÷ the sleep's length. Negative counts as
-         * zero; past {@code 2^64 - 1} ns saturates.
+         * zero: only the learned margin at the {@link #tailTarget(TailTarget)
+         * tail target}): a floor under every margin the planner uses, so the
+         * last OS wait ends at least this long before the deadline, at a fixed
+         * CPU price of about {@code minSpin} ÷ the sleep's length. Prefer a
+         * stricter tail target, which spins only as long as this machine's
+         * learned wake-ups need. Negative counts as zero; past
+         * {@code 2^64 - 1} ns saturates (a pure spin).
          *
          * @param minSpin the shortest final spin
          * @return this builder
@@ -148,6 +191,35 @@ public final class Sleeper {
          */
         public Builder minSpin(Duration minSpin) {
             this.minSpinNs = U64.nanos(Objects.requireNonNull(minSpin, "minSpin"));
+            return this;
+        }
+
+        /**
+         * The share of {@link Mode#EXACT} sleeps allowed to end late because
+         * the OS woke the thread after the deadline (default
+         * {@link TailTarget#BALANCED}, 1 %). A stricter target spins longer,
+         * on this machine's learned wake-up tail.
+         *
+         * @param target the tail target
+         * @return this builder
+         * @throws NullPointerException if {@code target} is null
+         */
+        public Builder tailTarget(TailTarget target) {
+            this.target = Objects.requireNonNull(target, "target");
+            return this;
+        }
+
+        /**
+         * The tail target as a share in {@code (0, 1)}, e.g. {@code 0.001}
+         * for 0.1 %; see {@link #tailTarget(TailTarget)} and {@link TailTarget#of(double)}.
+         *
+         * @param share the share of sleeps allowed to end late
+         * @return this builder
+         * @throws IllegalArgumentException if {@code share} is NaN,
+         *     {@code ≤ 0}, {@code ≥ 1} or below {@code 10^-6} (never clamped)
+         */
+        public Builder tailTarget(double share) {
+            this.target = TailTarget.of(share);
             return this;
         }
 
@@ -172,7 +244,7 @@ public final class Sleeper {
         public Sleeper build() {
             Platform p = platform != null ? platform
                     : timerSlack ? SystemPlatform.WITH_TIMER_SLACK : SystemPlatform.WITHOUT_TIMER_SLACK;
-            return new Sleeper(p, mode, minSpinNs);
+            return new Sleeper(p, mode, minSpinNs, target);
         }
     }
 
@@ -186,7 +258,7 @@ public final class Sleeper {
     }
 
     /**
-     * Switches the mode; the learned margins are kept.
+     * Switches the mode; what was learned is kept.
      *
      * @param mode the new mode
      * @throws NullPointerException if {@code mode} is null
@@ -215,7 +287,51 @@ public final class Sleeper {
     }
 
     /**
-     * The learned margins (live view; do not use from another thread).
+     * The share of sleeps allowed to end late, see {@link Builder#tailTarget(TailTarget)}.
+     *
+     * @return the tail target
+     */
+    public TailTarget tailTarget() {
+        return target;
+    }
+
+    /**
+     * Changes the tail target; what was learned is kept.
+     *
+     * @param target the new tail target
+     * @throws NullPointerException if {@code target} is null
+     */
+    public void setTailTarget(TailTarget target) {
+        this.target = Objects.requireNonNull(target, "target");
+    }
+
+    /**
+     * What this sleeper has spent so far: sleeps, late sleeps, OS waits,
+     * spin time and the estimated thread CPU (a snapshot).
+     *
+     * <pre>{@code
+     * SleeperStats st = sleeper.stats();
+     * System.out.printf("late %.2f %%, %.2f OS waits/sleep, CPU %d ns%n",
+     *         100 * st.lateShare(), st.osWaitsPerSleep(), st.cpuEstimateNs());
+     * }</pre>
+     *
+     * @return an immutable snapshot of the stats
+     */
+    public SleeperStats stats() {
+        return new SleeperStats(sleeps, late, osWaits, spinNs, cpuEstimateNs);
+    }
+
+    /** Starts the stats afresh; what was learned is kept. */
+    public void resetStats() {
+        sleeps = 0;
+        late = 0;
+        osWaits = 0;
+        spinNs = 0;
+        cpuEstimateNs = 0;
+    }
+
+    /**
+     * The learned wake-up model (live view; do not use from another thread).
      *
      * @return this sleeper's estimator
      */
@@ -301,35 +417,71 @@ public final class Sleeper {
         }
         platform.prepareThread();
         estimator.beginSleep();
+        sleeps++;
         switch (mode) {
             case SPIN:
-                return spin(deadline, now, 0);
+                return spin(deadline, now, SPIN_YIELD_AFTER_NS);
             case EFFICIENT: {
                 long wait = WaitPlan.efficient(estimator, deadline - now);
-                return wait == WaitPlan.NONE ? now : osWait(now, wait);
+                return wait == WaitPlan.NONE ? now : osWaitPlanned(now, wait);
             }
             case EXACT:
-            default:
+            default: {
+                long budget = target.ppm();
+                WaitPlan.Step step = new WaitPlan.Step(true,
+                        Long.remainderUnsigned(estimator.sleeps(), EXPLORE_EVERY) == 0, false);
                 while (true) {
-                    long wait = WaitPlan.exact(estimator, deadline - now, minSpinNs);
-                    if (wait == WaitPlan.NONE) {
+                    WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs, step);
+                    step = new WaitPlan.Step(false, false, step.afterSplit());
+                    if (plan == null) {
                         return finish(deadline, now);
                     }
-                    now = osWait(now, wait);
-                    if (U64.ge(now, deadline)) {
-                        return now; // overslept: late, nothing left to do
+                    now = osWaitPlanned(now, plan.waitNs());
+                    if (U64.ge(now, deadline)) { // overslept: nothing left to do
+                        if (now != deadline) {
+                            late++;
+                        }
+                        return now;
+                    }
+                    budget = plan.restBudgetPpm();
+                    if (plan.split()) {
+                        step = new WaitPlan.Step(false, false, true);
                     }
                 }
+            }
         }
     }
 
-    /** One planned OS wait of {@code wait} ns from {@code now}; records its overshoot. */
-    private long osWait(long now, long wait) throws InterruptedException {
+    /**
+     * One planned OS wait of {@code wait} ns from {@code now}: records its
+     * overshoot, and its thread CPU on every {@link MarginEstimator#COST_SAMPLE_EVERY}th wait.
+     */
+    private long osWaitPlanned(long now, long wait) throws InterruptedException {
         long target = U64.add(now, wait);
+        boolean sample = Long.remainderUnsigned(waitsPlanned, MarginEstimator.COST_SAMPLE_EVERY) == 0;
+        waitsPlanned++;
+        long cpu0 = sample ? platform.threadCpuNs() : -1;
         waitThroughInterrupts(target);
         long woke = platform.nowNs();
+        if (cpu0 != -1) {
+            long cpu1 = platform.threadCpuNs();
+            if (cpu1 != -1) {
+                estimator.observeCost(wait, U64.sub(cpu1, cpu0));
+            }
+        }
+        countOsWait(MarginEstimator.bucketOf(wait));
         estimator.observe(wait, U64.sub(woke, target));
         return woke;
+    }
+
+    private void countOsWait(int bucket) {
+        osWaits++;
+        cpuEstimateNs = U64.add(cpuEstimateNs, estimator.cost(bucket));
+    }
+
+    private void addSpin(long ns) {
+        spinNs = U64.add(spinNs, ns);
+        cpuEstimateNs = U64.add(cpuEstimateNs, ns);
     }
 
     /** The spec's os_wait: the same absolute target after every interrupted wait. */
@@ -346,45 +498,54 @@ public final class Sleeper {
     private long finish(long deadline, long now) throws InterruptedException {
         if (platform.tryBeginSpin()) {
             try {
-                return spin(deadline, now, minSpinNs);
+                return spin(deadline, now, U64.max(SPIN_YIELD_AFTER_NS, minSpinNs));
             } finally {
                 platform.endSpin();
             }
         }
         while (true) {
+            countOsWait(MarginEstimator.bucketOf(deadline - now));
             waitThroughInterrupts(deadline);
             long woke = platform.nowNs();
             if (U64.ge(woke, deadline)) {
+                if (woke != deadline) {
+                    late++;
+                }
                 return woke;
             }
         }
     }
 
     /**
-     * Spins until {@code deadline}: the pause hint for the planned length of a
-     * spin, max(SPIN_YIELD_AFTER_NS, minSpin), then a yield per iteration.
+     * Spins until {@code deadline}: the pause hint for {@code pauseFor} (the
+     * planned length of the spin) and always within {@link #SPIN_NEAR_NS} of
+     * the deadline; a yield per iteration in between, with the interrupt
+     * status checked every {@link #INTERRUPT_POLL_NS}.
      */
-    private long spin(long deadline, long start, long minSpin) throws InterruptedException {
-        long pauseFor = U64.lt(minSpin, SPIN_YIELD_AFTER_NS) ? SPIN_YIELD_AFTER_NS : minSpin;
+    private long spin(long deadline, long start, long pauseFor) throws InterruptedException {
         long now = start;
         long nextPoll = U64.add(U64.add(start, pauseFor), INTERRUPT_POLL_NS);
         while (U64.lt(now, deadline)) {
-            if (U64.lt(now - start, pauseFor)) {
+            if (U64.lt(now - start, pauseFor) || U64.ge(SPIN_NEAR_NS, deadline - now)) {
                 platform.relax();
             } else {
                 platform.yieldNow();
                 if (U64.ge(now, nextPoll)) {
-                    checkInterrupt();
+                    if (Thread.interrupted()) {
+                        addSpin(now - start);
+                        throw new InterruptedException("sleep interrupted");
+                    }
                     nextPoll = U64.add(now, INTERRUPT_POLL_NS);
                 }
             }
             now = platform.nowNs();
         }
+        addSpin(now - start);
         return now;
     }
 
     @Override
     public String toString() {
-        return "Sleeper[mode=" + mode.specName() + ", platform=" + platform + "]";
+        return "Sleeper[mode=" + mode.specName() + ", tailTarget=" + target + ", platform=" + platform + "]";
     }
 }

@@ -1,46 +1,153 @@
 package dev.keeptime;
 
+import static dev.keeptime.MarginEstimator.DEFAULT_MARGIN_NS;
+import static dev.keeptime.MarginEstimator.PPM;
 import static dev.keeptime.MarginEstimator.bucketHi;
 import static dev.keeptime.MarginEstimator.bucketLo;
 import static dev.keeptime.MarginEstimator.bucketOf;
 
 /**
- * Planning the OS waits of a sleep (spec/sleep.md "Planning"). Both planners
- * return the OS wait length in unsigned ns, or {@link #NONE}: a valid wait is
- * never 0 ({@code ≥ MIN_OS_WAIT_NS} for exact, {@code ≥ 1} for efficient).
+ * Planning the OS waits of a sleep (spec/sleep.md "Planning"). All times are
+ * unsigned ns in a {@code long}; expected costs are integer ns of thread CPU,
+ * divisions truncate.
  */
 final class WaitPlan {
-    /** No OS wait: spin (exact) or return (efficient). */
+    /** No OS wait of an efficient sleep: return at once (a valid wait is {@code ≥ 1}). */
     static final long NONE = 0;
+    private static final long[] NO_SPLITS = {};
+
+    /**
+     * The next OS wait of an exact sleep.
+     *
+     * @param waitNs its length from now, unsigned ns ({@code ≥ MIN_OS_WAIT_NS})
+     * @param split whether it is the long first wait of a two-wait plan
+     * @param restBudgetPpm the late-share budget the rest of the sleep plans
+     *     with: half the budget (the short wait's share) after a two-wait
+     *     plan's first wait, else the budget unchanged
+     */
+    record Exact(long waitNs, boolean split, long restBudgetPpm) {}
+
+    /**
+     * Where in a sleep {@link #exact} is asked (spec {@code PlanStep}).
+     *
+     * @param first the first plan of a sleep (no OS wait taken yet): only then
+     *     may a wait cut short to its bucket's longest (a <i>chunk</i>) be taken
+     * @param explore the first plan of every {@link Sleeper#EXPLORE_EVERY}-th
+     *     sleep: prefer a two-wait plan whose short bucket is not yet established
+     * @param afterSplit a two-wait plan's first wait has been taken: only its
+     *     short wait (one OS wait, then a spin) or a spin may follow
+     */
+    record Step(boolean first, boolean explore, boolean afterSplit) {}
 
     private WaitPlan() {}
 
     /**
-     * The next OS wait of a spin-finished sleep with {@code remaining} ns to
-     * go: the longest wait whose own bucket's gap (the larger of its margin
-     * and {@code minSpin}, plus SPLIT_NS for long buckets) still fits before
-     * the deadline.
+     * The next OS wait of a spin-finished sleep with {@code r} ns to go, or
+     * {@code null} to spin the rest: the plan with the least expected thread
+     * CPU whose predicted late share is at most {@code budgetPpm}. Candidates:
+     * one OS wait then a spin; a long wait, a short one of about each
+     * {@link Sleeper#SPLITS_NS} then a spin (not after a split, and only while
+     * half the budget is above 0); a pure spin (cost {@code r}). Ties keep the
+     * earlier candidate. When only a wait cut short to its bucket's longest
+     * fits (a chunk, first plan of a sleep only), it is taken when no complete
+     * plan meets the budget and one wait costs less than spinning. With
+     * {@code step.explore}, the two-wait plan meeting the budget whose short
+     * bucket is not established at half the budget and has the most live
+     * samples (ties: the earlier) is taken before anything else.
      */
-    static long exact(MarginEstimator est, long remaining, long minSpin) {
-        if (U64.lt(remaining, Sleeper.MIN_OS_WAIT_NS)) {
-            return NONE;
+    static Exact exact(MarginEstimator est, long r, long budgetPpm, long minSpin, Step step) {
+        if (U64.lt(r, Sleeper.MIN_OS_WAIT_NS)) {
+            return null;
         }
-        for (int b = bucketOf(remaining); b >= 0; b--) {
-            long split = b >= Sleeper.LONG_BUCKET ? Sleeper.SPLIT_NS : 0;
-            long margin = est.margin(b);
-            long gap = U64.add(U64.lt(margin, minSpin) ? minSpin : margin, split);
-            if (U64.lt(remaining, gap)) {
+        if (est.isEmpty()) { // nothing learned yet
+            long g = U64.max(DEFAULT_MARGIN_NS, minSpin);
+            return U64.ge(r, g) && U64.ge(r - g, Sleeper.MIN_OS_WAIT_NS) ? new Exact(r - g, false, budgetPpm) : null;
+        }
+        Exact best = null;
+        long bestCost = r; // a pure spin
+
+        // one OS wait, then a spin
+        // A wait cut to its bucket's longest (its own margin would allow a
+        // longer one, the longer bucket's does not) is not the last OS wait:
+        // its full cost is unknown here, so it is only a fallback.
+        Exact chunk = null;
+        long chunkCost = 0;
+        for (int b = bucketOf(r); b >= 0; b--) {
+            long g = U64.max(est.margin(b, budgetPpm), minSpin);
+            if (U64.lt(r, g)) {
                 continue;
             }
-            long wait = U64.min(remaining - gap, bucketHi(b));
+            long wait = r - g;
+            if (U64.lt(bucketHi(b), wait)) {
+                if (U64.ge(bucketHi(b), Sleeper.MIN_OS_WAIT_NS) && step.first()) {
+                    chunk = new Exact(bucketHi(b), false, budgetPpm);
+                    chunkCost = est.cost(b);
+                }
+                break;
+            }
             if (U64.ge(wait, bucketLo(b)) && U64.ge(wait, Sleeper.MIN_OS_WAIT_NS)) {
-                return wait;
+                MarginEstimator.Tail t = est.tail(b, g);
+                long cost = U64.add(est.cost(b), Long.divideUnsigned(t.spinSumNs(), t.samples()));
+                if (U64.lt(cost, bestCost)) {
+                    best = new Exact(wait, false, budgetPpm);
+                    bestCost = cost;
+                }
+                break;
             }
         }
-        return NONE;
+
+        // a long OS wait, a short one of about S, then a spin
+        Exact explored = null;
+        long exploredN = 0;
+        long q = Long.divideUnsigned(budgetPpm, 2);
+        for (long s : q != 0 && !step.afterSplit() ? Sleeper.SPLITS : NO_SPLITS) {
+            int bs = bucketOf(s);
+            long gs = U64.max(est.margin(bs, q), minSpin);
+            long g = U64.add(s, gs);
+            if (U64.lt(r, g) || U64.lt(r - g, Sleeper.MIN_OS_WAIT_NS)) {
+                continue;
+            }
+            long wait = r - g;
+            int b1 = bucketOf(wait);
+            MarginEstimator.Tail t1 = est.tail(b1, g);
+            long[] split = est.splitCounts(b1, s - Sleeper.MIN_OS_WAIT_NS, g);
+            long room = split[0];
+            long restSpin = split[1];
+            MarginEstimator.Tail ts = est.tail(bs, gs);
+            // Counts are at most WINDOW each: these products cannot overflow.
+            long late = U64.mul(t1.late() * ts.samples() + room * ts.late(), PPM);
+            if (U64.lt(U64.mul(budgetPpm, t1.samples() * ts.samples()), late)) {
+                continue;
+            }
+            Exact plan = new Exact(wait, true, q);
+            if (step.explore() && !est.established(bs, q)) {
+                long n = est.liveSamples(bs);
+                if (explored == null || n > exploredN) {
+                    explored = plan;
+                    exploredN = n;
+                }
+            }
+            long second = U64.add(est.cost(bs), Long.divideUnsigned(ts.spinSumNs(), ts.samples()));
+            long cost = U64.add(est.cost(b1),
+                    Long.divideUnsigned(U64.add(U64.mul(room, second), restSpin), t1.samples()));
+            if (U64.lt(cost, bestCost)) {
+                best = plan;
+                bestCost = cost;
+            }
+        }
+        if (explored != null) {
+            return explored;
+        }
+        if (best == null && chunk != null && U64.lt(chunkCost, r)) {
+            return chunk;
+        }
+        return best;
     }
 
-    /** The single OS wait of an efficient sleep, compensated by the median overshoot. */
+    /**
+     * The single OS wait of an efficient sleep: the longest wait {@code L ≥ 1}
+     * with {@code L + compensation(bucket(L)) ≤ remaining}, or {@link #NONE}.
+     */
     static long efficient(MarginEstimator est, long remaining) {
         for (int b = bucketOf(remaining); b >= 0; b--) {
             long c = est.compensation(b);

@@ -27,5 +27,13 @@ class ReadmeExampleTest {
         Sleeper s = Sleeper.of(Mode.EFFICIENT);                 // EXACT (default), EFFICIENT, SPIN
         s.sleep(Duration.ofMillis(1));
         assertEquals(Mode.EFFICIENT, s.mode());
+
+        Sleeper strict = Sleeper.builder().tailTarget(TailTarget.STRICT).build();  // ≤ 0.1 % of sleeps late
+        Sleeper custom = Sleeper.builder().tailTarget(0.002).build();              // 0.2 %; NaN, ≤ 0, ≥ 1, < 1e-6 throw
+        strict.sleep(Duration.ofMillis(1));
+        custom.sleep(Duration.ofMillis(1));
+        SleeperStats st = strict.stats();   // sleeps(), late(), osWaits(), spinNs(), cpuEstimateNs(), lateShare()
+        assertEquals(1, st.sleeps());
+        assertEquals(2_000, custom.tailTarget().ppm());
     }
 }

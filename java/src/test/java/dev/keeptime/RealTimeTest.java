@@ -49,6 +49,23 @@ class RealTimeTest {
         neverEarly(Sleeper.create(), 1, 400);
     }
 
+    /** Every tail target: never early, and the stats add up (invariants only, no timing). */
+    @Test
+    void everyTailTargetNeverReturnsEarlyAndItsStatsAddUp() throws InterruptedException {
+        long seed = 10;
+        for (TailTarget t : new TailTarget[] {TailTarget.RELAXED, TailTarget.BALANCED, TailTarget.STRICT}) {
+            Sleeper s = Sleeper.builder().tailTarget(t).build();
+            neverEarly(s, seed++, 150);
+            SleeperStats st = s.stats();
+            assertTrue(st.sleeps() <= 150, st::toString);
+            assertTrue(st.late() <= st.sleeps(), st::toString);
+            assertTrue(st.osWaits() >= 0 && st.spinNs() >= 0, st::toString);
+            assertTrue(st.cpuEstimateNs() >= st.spinNs(), st::toString);
+            s.resetStats();
+            assertEquals(SleeperStats.ZERO, s.stats());
+        }
+    }
+
     @Test
     void spinAndNoSlackNeverReturnEarly() throws InterruptedException {
         neverEarly(Sleeper.of(Mode.SPIN), 2, 100);

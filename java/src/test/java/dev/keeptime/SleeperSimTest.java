@@ -25,17 +25,23 @@ class SleeperSimTest {
     void freshSleeperWaitsTwiceThenSpins() throws InterruptedException {
         SimPlatform sim = new SimPlatform(0);
         sim.setDefaultOvershoot(4_000);
+        sim.setWaitCost(2_500);
         Sleeper s = sleeper(sim, Mode.EXACT);
-        assertEquals(100_000, s.sleepUntil(100_000));
-        // Nothing learned: the 50 µs default margin gives a 50 µs OS wait (bucket 2);
-        // its 4 µs overshoot (no spread yet) gives bucket 2 a margin of 4 + 2·0 + 1
-        // = 5 µs: a 41 µs wait; the last 1 µs is below every gap: spun in 100 ns steps.
+        assertEquals(100_005, s.sleepUntil(100_000));
+        // Nothing learned: the 50 µs default margin gives a 50 µs OS wait (bucket 2).
+        // Its 4 µs overshoot lands in bin [3584, 4095]: with one sample the margin
+        // at 1 % is its upper edge, 4095 ns, so a 41 905 ns wait follows (cost
+        // 2.5 µs + 511 ns of expected spin, far below a 46 µs pure spin); it wakes
+        // 95 ns before the deadline, which one 100 ns relax step covers.
         assertEquals(List.of(
                 new SimPlatform.Wait(0, 50_000, 54_000, false),
-                new SimPlatform.Wait(54_000, 95_000, 99_000, false)), sim.waits());
-        assertEquals(10, sim.relaxes());
+                new SimPlatform.Wait(54_000, 95_905, 99_905, false)), sim.waits());
+        assertEquals(1, sim.relaxes());
         assertFalse(sim.isSpinning());
-        assertEquals(5_000, s.estimator().margin(2));
+        assertEquals(4_095, s.estimator().margin(2, 10_000));
+        // The first OS wait was cost-sampled (2.5 µs); both count that cost.
+        assertEquals(2_500, s.estimator().cost(2));
+        assertEquals(new SleeperStats(1, 0, 2, 100, 2 * 2_500 + 100), s.stats());
     }
 
     @Test
@@ -103,12 +109,12 @@ class SleeperSimTest {
         sim.setDefaultOvershoot(3_000);
         sim.scriptInterrupts(10_000, 10_000);
         Sleeper s = sleeper(sim, Mode.EXACT);
-        assertEquals(100_000, s.sleepUntil(100_000));
+        assertEquals(100_029, s.sleepUntil(100_000));
         List<SimPlatform.Wait> w = sim.waits();
         assertEquals(new SimPlatform.Wait(0, 50_000, 10_000, true), w.get(0));
         assertEquals(new SimPlatform.Wait(10_000, 50_000, 20_000, true), w.get(1));
         assertEquals(new SimPlatform.Wait(20_000, 50_000, 53_000, false), w.get(2));
-        assertEquals(new SimPlatform.Wait(53_000, 96_000, 99_000, false), w.get(3)); // margin 3 + 2·0 + 1 µs
+        assertEquals(new SimPlatform.Wait(53_000, 96_929, 99_929, false), w.get(3)); // margin: bin [2560, 3071]
         assertEquals(4, w.size());
         assertEquals(2, s.estimator().liveSamples(2), "two completed waits; interrupted ones record nothing");
     }
@@ -128,7 +134,7 @@ class SleeperSimTest {
     @Test
     void efficientModeMayReturnEarlyExactNever() throws InterruptedException {
         SimPlatform sim = new SimPlatform(0);
-        sim.setDefaultOvershoot(55_000);
+        sim.setDefaultOvershoot(56_000);
         Sleeper eff = sleeper(sim, Mode.EFFICIENT);
         boolean early = false;
         for (int i = 0; i < 10; i++) {
@@ -137,13 +143,15 @@ class SleeperSimTest {
             early |= U64.lt(woke, deadline);
             assertTrue(sim.relaxes() == 0, "efficient never spins");
         }
-        // Overshoot is always exactly the median: after learning, it lands on the deadline.
+        // The compensation is the middle of the median's bin [53248, 57343]: 55 295 ns.
         long deadline = sim.now() + 300_000;
-        assertEquals(deadline, eff.sleepUntil(deadline));
-        assertFalse(early, "a constant overshoot is compensated exactly");
+        assertEquals(deadline + 56_000 - 55_295, eff.sleepUntil(deadline));
+        assertFalse(early, "a constant overshoot above its bin's middle never ends early");
         sim.scriptOvershoots(40_000);
         deadline = sim.now() + 300_000;
-        assertEquals(deadline - 15_000, eff.sleepUntil(deadline), "a shorter wake-up ends early, by design");
+        assertEquals(deadline + 40_000 - 55_295, eff.sleepUntil(deadline), "a shorter wake-up ends early, by design");
+        assertEquals(0, eff.stats().late(), "efficient sleeps are never counted late");
+        assertEquals(0, eff.stats().spinNs());
     }
 
     @Test
@@ -152,8 +160,20 @@ class SleeperSimTest {
         Sleeper s = sleeper(sim, Mode.SPIN);
         assertEquals(100_000, s.sleepUntil(100_000));
         assertTrue(sim.waits().isEmpty());
-        assertEquals(500, sim.relaxes()); // 50 µs of 100 ns relax steps
-        assertEquals(50, sim.yields());   // then 1 µs yields
+        assertEquals(500 + 200, sim.relaxes()); // 50 µs of 100 ns relax steps, and the last 20 µs
+        assertEquals(30, sim.yields());         // 1 µs yields in between
+        assertEquals(new SleeperStats(1, 0, 0, 100_000, 100_000), s.stats());
+    }
+
+    @Test
+    void aLongSpinPausesNearTheDeadline() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        Sleeper s = sleeper(sim, Mode.SPIN);
+        assertEquals(200_000, s.sleepUntil(200_000));
+        // 0–50 µs pause (planned), 50–180 µs yield (the deadline is far), the
+        // last SPIN_NEAR_NS = 20 µs pause again: polled at the clock's own speed.
+        assertEquals(500 + 200, sim.relaxes());
+        assertEquals(130, sim.yields());
     }
 
     @Test
@@ -164,8 +184,10 @@ class SleeperSimTest {
         Sleeper s = sleeper(sim, Mode.EXACT);
         assertEquals(104_000, s.sleepUntil(100_000));
         List<SimPlatform.Wait> w = sim.waits();
-        assertEquals(new SimPlatform.Wait(99_000, 100_000, 104_000, false), w.get(w.size() - 1));
+        assertEquals(new SimPlatform.Wait(99_905, 100_000, 104_000, false), w.get(w.size() - 1));
         assertEquals(0, sim.relaxes());
+        // late: the last OS wait woke after the deadline; this sim's OS waits cost 0 ns of CPU.
+        assertEquals(new SleeperStats(1, 1, 3, 0, 0), s.stats());
     }
 
     @Test
@@ -229,6 +251,11 @@ class SleeperSimTest {
         @Override
         public void prepareThread() {
             p.prepareThread();
+        }
+
+        @Override
+        public long threadCpuNs() {
+            return p.threadCpuNs();
         }
 
         @Override

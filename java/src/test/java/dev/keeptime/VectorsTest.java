@@ -36,6 +36,13 @@ class VectorsTest {
         return n.bigIntegerValue().longValue();
     }
 
+    /** A required JSON boolean field. */
+    static boolean bool(JsonNode o, String field) {
+        JsonNode n = o.get(field);
+        assertTrue(n != null && n.isBoolean(), () -> "not a boolean: " + field + " in " + o);
+        return n.booleanValue();
+    }
+
     static long[] u64s(JsonNode array) {
         long[] out = new long[array.size()];
         for (int i = 0; i < out.length; i++) {
@@ -61,18 +68,38 @@ class VectorsTest {
         JsonNode k = root.get("constants");
         assertEquals(MarginEstimator.BUCKETS, k.get("BUCKETS").asInt());
         assertEquals(MarginEstimator.WINDOW, k.get("WINDOW").asInt());
+        assertEquals(MarginEstimator.BINS, k.get("BINS").asInt());
         assertEquals(MarginEstimator.HORIZON, k.get("HORIZON").asLong());
         assertEquals(MarginEstimator.DEFAULT_MARGIN_NS, k.get("DEFAULT_MARGIN_NS").asLong());
-        assertEquals(MarginEstimator.HEADROOM_NS, k.get("HEADROOM_NS").asLong());
+        assertEquals(MarginEstimator.DEFAULT_COST_NS, k.get("DEFAULT_COST_NS").asLong());
+        assertEquals(MarginEstimator.COST_SAMPLE_EVERY, k.get("COST_SAMPLE_EVERY").asLong());
         assertEquals(MarginEstimator.MAX_SAMPLE_NS, k.get("MAX_SAMPLE_NS").asLong());
         assertEquals(Sleeper.MIN_OS_WAIT_NS, k.get("MIN_OS_WAIT_NS").asLong());
-        assertEquals(Sleeper.SPLIT_NS, k.get("SPLIT_NS").asLong());
-        assertEquals(Sleeper.LONG_BUCKET, k.get("LONG_BUCKET").asInt());
-        assertEquals(MarginEstimator.OUTLIER_SHARE, k.get("OUTLIER_SHARE").asInt());
-        return perCase(root, VectorsTest::replayEstimator);
+        List<Long> splits = new ArrayList<>();
+        for (long x : u64s(k.get("SPLITS_NS"))) {
+            splits.add(x);
+        }
+        assertEquals(Sleeper.SPLITS_NS, splits);
+        long[] shares = u64s(k.get("check_shares_ppm"));
+        return perCase(root, c -> replayEstimator(c, shares));
     }
 
-    static void replayEstimator(JsonNode c) {
+    /** The state a {@code check} step and {@code final} compare, field by field. */
+    static void assertState(JsonNode x, MarginEstimator e, long[] shares, String where) {
+        for (int p = 0; p < shares.length; p++) {
+            for (int b = 0; b < MarginEstimator.BUCKETS; b++) {
+                assertEquals(u64(x.get("margins_ns").get(p).get(b)), e.margin(b, shares[p]),
+                        where + " margin b" + b + " at " + shares[p] + " ppm");
+            }
+        }
+        for (int b = 0; b < MarginEstimator.BUCKETS; b++) {
+            assertEquals(u64(x.get("compensations_ns").get(b)), e.compensation(b), where + " comp b" + b);
+            assertEquals(u64(x.get("costs_ns").get(b)), e.cost(b), where + " cost b" + b);
+            assertEquals(u64(x.get("live").get(b)), e.liveSamples(b), where + " live b" + b);
+        }
+    }
+
+    static void replayEstimator(JsonNode c, long[] shares) {
         String name = c.get("name").asText();
         MarginEstimator e = new MarginEstimator();
         int i = 0;
@@ -82,37 +109,45 @@ class VectorsTest {
                 case "begin_sleep":
                     e.beginSleep();
                     break;
-                case "observe": {
+                case "observe":
                     e.observe(u64(step.get("wait_ns")), u64(step.get("overshoot_ns")));
-                    JsonNode x = step.get("expect");
-                    for (int b = 0; b < MarginEstimator.BUCKETS; b++) {
-                        assertEquals(u64(x.get("margins_ns").get(b)), e.margin(b), where + " margin b" + b);
-                        assertEquals(u64(x.get("compensations_ns").get(b)), e.compensation(b), where + " comp b" + b);
-                        assertEquals(u64(x.get("live").get(b)), e.liveSamples(b), where + " live b" + b);
+                    break;
+                case "observe_each": {
+                    long wait = u64(step.get("wait_ns"));
+                    for (long o : u64s(step.get("overshoots_ns"))) {
+                        e.observe(wait, o);
                     }
                     break;
                 }
-                case "plan_exact":
-                    assertEquals(plan(step), WaitPlan.exact(e, u64(step.get("remaining_ns")), u64(step.get("min_spin_ns"))), where);
+                case "observe_cost":
+                    e.observeCost(u64(step.get("wait_ns")), u64(step.get("cpu_ns")));
                     break;
-                case "plan_efficient":
-                    assertEquals(plan(step), WaitPlan.efficient(e, u64(step.get("remaining_ns"))), where);
+                case "check":
+                    assertState(step.get("expect"), e, shares, where);
                     break;
+                case "plan_exact": {
+                    WaitPlan.Step ps = new WaitPlan.Step(bool(step, "first"), bool(step, "explore"),
+                            bool(step, "after_split"));
+                    WaitPlan.Exact got = WaitPlan.exact(e, u64(step.get("remaining_ns")),
+                            u64(step.get("budget_ppm")), u64(step.get("min_spin_ns")), ps);
+                    JsonNode x = step.get("expect");
+                    WaitPlan.Exact want = x.isNull() ? null
+                            : new WaitPlan.Exact(u64(x.get("wait_ns")), bool(x, "split"),
+                                    u64(x.get("rest_budget_ppm")));
+                    assertEquals(want, got, where + " plan_exact " + step);
+                    break;
+                }
+                case "plan_efficient": {
+                    JsonNode w = step.get("expect_wait_ns");
+                    long want = w.isNull() ? WaitPlan.NONE : u64(w);
+                    assertEquals(want, WaitPlan.efficient(e, u64(step.get("remaining_ns"))), where);
+                    break;
+                }
                 default:
                     throw new AssertionError(where + ": unknown op " + step.get("op"));
             }
         }
-        JsonNode fin = c.get("final");
-        for (int b = 0; b < MarginEstimator.BUCKETS; b++) {
-            assertEquals(u64(fin.get("margins_ns").get(b)), e.margin(b), name + " final margin b" + b);
-            assertEquals(u64(fin.get("compensations_ns").get(b)), e.compensation(b), name + " final comp b" + b);
-        }
-    }
-
-    /** The expected plan: {@code null} (spin / none) is {@link WaitPlan#NONE}. */
-    static long plan(JsonNode step) {
-        JsonNode w = step.get("expect_wait_ns");
-        return w.isNull() ? WaitPlan.NONE : u64(w);
+        assertState(c.get("final"), e, shares, name + " final");
     }
 
     // ------------------------------------------------------------- sleep
@@ -128,12 +163,12 @@ class VectorsTest {
         sim.setSpinStep(u64(c.get("spin_step_ns")));
         sim.setYieldStep(u64(c.get("yield_step_ns")));
         sim.setDefaultOvershoot(u64(c.get("default_overshoot_ns")));
+        sim.setWaitCost(u64(c.get("wait_cost_ns")));
         Mode mode = Mode.fromSpecName(c.get("mode").asText());
         long minSpin = c.has("min_spin_ns") ? u64(c.get("min_spin_ns")) : 0;
-        Sleeper sleeper = Sleeper.builder().mode(mode).platform(sim).build();
-        if (minSpin != 0) {
-            sleeper.setMinSpin(Duration.ofNanos(minSpin));
-        }
+        Sleeper sleeper = Sleeper.builder().mode(mode).platform(sim)
+                .tailTarget(TailTarget.ofPpm(c.get("tail_target_ppm").asInt()))
+                .minSpin(Duration.ofNanos(minSpin)).build();
         int i = 0;
         for (JsonNode sp : c.get("sleeps")) {
             String where = name + " sleep " + i++;
@@ -163,6 +198,9 @@ class VectorsTest {
                 assertEquals(u64(e.get(2)), g.wokeNs(), at + " woke");
                 assertEquals(e.get(3).asBoolean(), g.interrupted(), at + " interrupted");
             }
+            JsonNode st = x.get("stats");
+            assertEquals(new SleeperStats(u64(st.get("sleeps")), u64(st.get("late")), u64(st.get("os_waits")),
+                    u64(st.get("spin_ns")), u64(st.get("cpu_estimate_ns"))), sleeper.stats(), where + ": stats");
             if (mode != Mode.EFFICIENT) {
                 assertTrue(U64.ge(returned, deadline), where + ": early");
             }

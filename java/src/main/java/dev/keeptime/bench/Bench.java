@@ -2,6 +2,9 @@ package dev.keeptime.bench;
 
 import dev.keeptime.ClockReport;
 import dev.keeptime.Clocks;
+import dev.keeptime.Sleeper;
+import dev.keeptime.SleeperStats;
+import dev.keeptime.TailTarget;
 import dev.keeptime.TimerSlack;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -110,6 +113,8 @@ public final class Bench {
             long[] cpu = new long[workers.size()];
             long[] wall = new long[workers.size()];
             Long[] slack = new Long[workers.size()];
+            SleeperStats[] sleeperStats = new SleeperStats[workers.size()];
+            TailTarget[] targets = new TailTarget[workers.size()];
             for (int i = 0; i < workers.size(); i++) {
                 errors.add(new long[perRound * ROUNDS]);
             }
@@ -120,6 +125,8 @@ public final class Bench {
                     cpu[i] += res.cpuNs;
                     wall[i] += res.wallNs;
                     slack[i] = res.timerSlackNs;
+                    targets[i] = res.target;
+                    sleeperStats[i] = res.sleeper == null ? null : sum(sleeperStats[i], res.sleeper);
                 }
             }
             System.out.printf(Locale.ROOT, "%n## %s (%d samples per method)%n%n", Format.duration(d), perRound * ROUNDS);
@@ -129,9 +136,23 @@ public final class Bench {
             for (int i = 0; i < workers.size(); i++) {
                 Stats s = new Stats(errors.get(i), wall[i], cpu[i]);
                 stats.add(s);
-                results.add(new ResultJson.Cell(workers.get(i).method, d, warmup, slack[i], s));
+                results.add(new ResultJson.Cell(workers.get(i).method, d, warmup, slack[i], s, targets[i], sleeperStats[i]));
                 System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %d | %.1f %% |%n", workers.get(i).method.id,
                         Format.ns(s.p50Ns), Format.ns(s.p99Ns), Format.ns(s.maxNs), s.early, s.cpuPercent);
+            }
+            System.out.println();
+            System.out.println("| keeptime method | mode | tail target | late share | OS waits/sleep | spin/sleep | CPU estimate | measured CPU |");
+            System.out.println("|---|---|---:|---:|---:|---:|---:|---:|");
+            for (int i = 0; i < workers.size(); i++) {
+                SleeperStats st = sleeperStats[i];
+                if (st == null) {
+                    continue;
+                }
+                boolean exact = workers.get(i).method != Method.KEEPTIME_EFFICIENT;
+                System.out.printf(Locale.ROOT, "| %s | %s | %s | %.2f %% | %.2f | %s | %.1f %% | %.1f %% |%n",
+                        workers.get(i).method.id, exact ? "exact" : "efficient", exact ? targets[i] : "—",
+                        100 * st.lateShare(), st.osWaitsPerSleep(), Format.ns(st.spinNs() / Math.max(1, st.sleeps())),
+                        100.0 * st.cpuEstimateNs() / Math.max(1, wall[i]), stats.get(i).cpuPercent);
             }
             verdict(methods, stats, d);
         }
@@ -143,6 +164,14 @@ public final class Bench {
             Files.write(export, json.getBytes(StandardCharsets.UTF_8));
             System.out.println("\nwrote " + export);
         }
+    }
+
+    private static SleeperStats sum(SleeperStats a, SleeperStats b) {
+        if (a == null) {
+            return b;
+        }
+        return new SleeperStats(a.sleeps() + b.sleeps(), a.late() + b.late(), a.osWaits() + b.osWaits(),
+                a.spinNs() + b.spinNs(), a.cpuEstimateNs() + b.cpuEstimateNs());
     }
 
     /** The targets, in the same run: p50 ≤ 1 µs at 100 µs and 1 ms, p99 ≤ 1.5 × the busy loop's. */
@@ -167,7 +196,8 @@ public final class Bench {
         private final BlockingQueue<Object> results = new LinkedBlockingQueue<>();
         private final Thread thread;
 
-        record Result(long[] errors, long cpuNs, long wallNs, Long timerSlackNs) {}
+        /** {@code sleeper} and {@code target}: a keeptime method's stats over the measured samples, else null. */
+        record Result(long[] errors, long cpuNs, long wallNs, Long timerSlackNs, SleeperStats sleeper, TailTarget target) {}
 
         Worker(Method method) {
             this.method = method;
@@ -209,6 +239,10 @@ public final class Bench {
                 waiter.waitUntil(System.nanoTime() + d, d);
             }
             long[] errors = new long[n];
+            Sleeper sleeper = waiter.sleeper();
+            if (sleeper != null) {
+                sleeper.resetStats();
+            }
             long cpu0 = MX.getCurrentThreadCpuTime();
             long wall0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
@@ -218,7 +252,8 @@ public final class Bench {
             long wall = System.nanoTime() - wall0;
             long cpu = MX.getCurrentThreadCpuTime() - cpu0;
             var slack = TimerSlack.current();
-            return new Result(errors, cpu, wall, slack.isPresent() ? slack.getAsLong() : null);
+            return new Result(errors, cpu, wall, slack.isPresent() ? slack.getAsLong() : null,
+                    sleeper != null ? sleeper.stats() : null, sleeper != null ? sleeper.tailTarget() : null);
         }
 
         Result run(long d, int warmup, int n) throws Exception {

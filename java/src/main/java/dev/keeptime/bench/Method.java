@@ -3,6 +3,7 @@ package dev.keeptime.bench;
 import dev.keeptime.KeepTime;
 import dev.keeptime.Mode;
 import dev.keeptime.Sleeper;
+import dev.keeptime.TailTarget;
 import dev.keeptime.TimerSlack;
 import java.util.concurrent.locks.LockSupport;
 
@@ -19,7 +20,9 @@ enum Method {
     THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack (seed 000's Thread.Sleep); JDK 17 rounds a sub-millisecond remainder up to 1 ms", "000", false, false),
     PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", null, true, false),
     PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+): Linux's timeBeginPeriod(1)", "000", true, true),
-    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline): parkNanos to a learned margin, then Thread.onSpinWait() spin; timer slack 1 ns on JDK 22+", null, false, false),
+    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline), tail target 1 % (balanced, the default): the cheapest plan of parkNanos waits and a Thread.onSpinWait() spin that keeps at most 1 % of sleeps late; timer slack 1 ns on JDK 22+", null, false, false),
+    KEEPTIME_RELAXED("keeptime-relaxed", "keeptime Mode.EXACT, tail target 5 % (TailTarget.RELAXED)", null, false, false),
+    KEEPTIME_STRICT("keeptime-strict", "keeptime Mode.EXACT, tail target 0.1 % (TailTarget.STRICT)", null, false, false),
     KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "keeptime Mode.EXACT with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", null, false, true),
     KEEPTIME_EFFICIENT("keeptime-efficient", "keeptime Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin (seed 001); may end early by design", "001", true, false);
 
@@ -60,15 +63,15 @@ enum Method {
                 TimerSlack.set(1);
                 return Method::park;
             case KEEPTIME:
-                return (deadline, d) -> KeepTime.sleepUntil(deadline);
-            case KEEPTIME_DEFAULT_SLACK: {
-                Sleeper s = Sleeper.builder().timerSlack(false).build();
-                return (deadline, d) -> s.sleepUntil(deadline);
-            }
-            case KEEPTIME_EFFICIENT: {
-                Sleeper s = Sleeper.of(Mode.EFFICIENT);
-                return (deadline, d) -> s.sleepUntil(deadline);
-            }
+                return new KeeptimeWaiter(KeepTime.threadSleeper());
+            case KEEPTIME_RELAXED:
+                return new KeeptimeWaiter(Sleeper.builder().tailTarget(TailTarget.RELAXED).build());
+            case KEEPTIME_STRICT:
+                return new KeeptimeWaiter(Sleeper.builder().tailTarget(TailTarget.STRICT).build());
+            case KEEPTIME_DEFAULT_SLACK:
+                return new KeeptimeWaiter(Sleeper.builder().timerSlack(false).build());
+            case KEEPTIME_EFFICIENT:
+                return new KeeptimeWaiter(Sleeper.of(Mode.EFFICIENT));
             default:
                 throw new AssertionError(this);
         }
@@ -84,5 +87,29 @@ enum Method {
     interface Waiter {
         /** Waits; returns the first {@code System.nanoTime()} reading after the wait. */
         long waitUntil(long deadline, long d) throws InterruptedException;
+
+        /** The keeptime sleeper behind this waiter (its target and stats), or null. */
+        default Sleeper sleeper() {
+            return null;
+        }
+    }
+
+    /** A keeptime sleeper, whose stats the bench reads after each cell. */
+    static final class KeeptimeWaiter implements Waiter {
+        private final Sleeper sleeper;
+
+        KeeptimeWaiter(Sleeper sleeper) {
+            this.sleeper = sleeper;
+        }
+
+        @Override
+        public long waitUntil(long deadline, long d) throws InterruptedException {
+            return sleeper.sleepUntil(deadline);
+        }
+
+        @Override
+        public Sleeper sleeper() {
+            return sleeper;
+        }
     }
 }

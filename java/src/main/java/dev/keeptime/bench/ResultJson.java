@@ -1,5 +1,7 @@
 package dev.keeptime.bench;
 
+import dev.keeptime.SleeperStats;
+import dev.keeptime.TailTarget;
 import java.util.List;
 import java.util.Locale;
 
@@ -17,8 +19,14 @@ final class ResultJson {
 
     private ResultJson() {}
 
-    /** One measured cell. */
-    record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats) {}
+    /**
+     * One measured cell; {@code target} and {@code sleeper}: a keeptime
+     * method's tail target and stats, else null. The JSON carries them as the
+     * cell's {@code sleeper} field for spin-finished ({@link dev.keeptime.Mode#EXACT})
+     * keeptime methods only, as {@code spec/bench-result.md} defines it.
+     */
+    record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats,
+            TailTarget target, SleeperStats sleeper) {}
 
     static String write(String created, Machine m, List<Long> durations, List<Method> methods, List<Cell> cells) {
         ResultJson j = new ResultJson();
@@ -106,6 +114,20 @@ final class ResultJson {
         dbl(3, "cpu_percent", st.cpuPercent).append(",\n");
         num(3, "wall_ns", st.wallNs).append(",\n");
         num(3, "cpu_ns", st.cpuNs).append(",\n");
+        if (c.sleeper() != null && c.method() != Method.KEEPTIME_EFFICIENT) {
+            // The optional "sleeper" field of spec/bench-result.md, on
+            // keeptime's spin-finished cells only: the sleeper's own account
+            // of the measured samples and its tail target (spec/sleep.md, Stats).
+            SleeperStats k = c.sleeper();
+            indent(3).append("\"sleeper\": {\n");
+            num(4, "tail_target_ppm", (long) c.target().ppm()).append(",\n");
+            num(4, "sleeps", k.sleeps()).append(",\n");
+            num(4, "late", k.late()).append(",\n");
+            num(4, "os_waits", k.osWaits()).append(",\n");
+            num(4, "spin_ns", k.spinNs()).append(",\n");
+            num(4, "cpu_estimate_ns", k.cpuEstimateNs()).append('\n');
+            indent(3).append("},\n");
+        }
         indent(3).append("\"histogram\": [\n");
         for (int i = 0; i < st.histogram.size(); i++) {
             long[] b = st.histogram.get(i);

@@ -71,23 +71,37 @@ class StatsTest {
         }
     }
 
-    /** Every field the schema requires is present (the schema is read, not copied). */
+    /**
+     * Every field the schema requires is present, and the optional sleeper
+     * field follows its schema (the schema is read, not copied).
+     */
     @Test
     void resultDocumentHasEveryRequiredField() throws Exception {
         Stats s = new Stats(new long[] {120, -3, 40, 95_000}, 5_000_000, 200_000);
         String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
-                List.of(Method.BUSY_LOOP, Method.KEEPTIME),
-                List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s),
-                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s)));
+                List.of(Method.BUSY_LOOP, Method.KEEPTIME, Method.KEEPTIME_EFFICIENT),
+                List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s, null, null),
+                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s, dev.keeptime.TailTarget.BALANCED,
+                                new dev.keeptime.SleeperStats(4, 1, 5, 3_000, 28_000)),
+                        new ResultJson.Cell(Method.KEEPTIME_EFFICIENT, 10_000, 20, null, s,
+                                dev.keeptime.TailTarget.BALANCED, new dev.keeptime.SleeperStats(4, 0, 4, 0, 20_000))));
         ObjectMapper om = new ObjectMapper();
         JsonNode doc = om.readTree(json);
+        assertTrue(doc.get("results").get(0).get("sleeper") == null, "only keeptime cells carry stats");
+        assertTrue(doc.get("results").get(2).get("sleeper") == null, "only spin-finished keeptime cells carry stats");
+        assertTrue(doc.get("results").get(1).get("sleeper_stats") == null, "the field is named sleeper");
+        JsonNode k = doc.get("results").get(1).get("sleeper");
+        assertEquals(10_000, k.get("tail_target_ppm").asLong());
+        assertEquals(4, k.get("sleeps").asLong());
+        assertEquals(1, k.get("late").asLong());
+        assertEquals(5, k.get("os_waits").asLong());
+        assertEquals(3_000, k.get("spin_ns").asLong());
+        assertEquals(28_000, k.get("cpu_estimate_ns").asLong());
         assertEquals("keeptime-bench", doc.get("format").asText());
         assertEquals(1, doc.get("version").asInt());
         Path schemaFile = Path.of(System.getProperty("keeptime.vectors", "../spec/vectors"))
                 .resolveSibling("bench-result.schema.json");
-        if (!Files.exists(schemaFile)) {
-            return; // the spec is older than the schema
-        }
+        assertTrue(Files.exists(schemaFile), "no schema at " + schemaFile);
         JsonNode schema = om.readTree(Files.readString(schemaFile));
         JsonNode defs = schema.get("$defs");
         requireAll(schema, doc, "");
@@ -97,8 +111,15 @@ class StatsTest {
         for (JsonNode m : doc.get("methods")) {
             requireAll(schema.get("properties").get("methods").get("items"), m, "methods[]");
         }
+        JsonNode sleeperSchema = defs.get("cell").get("properties").get("sleeper");
+        assertTrue(sleeperSchema != null, "the schema defines the optional sleeper field");
+        int withSleeper = 0;
         for (JsonNode cell : doc.get("results")) {
             requireAll(defs.get("cell"), cell, "results[]");
+            if (cell.has("sleeper")) {
+                withSleeper++;
+                checkObject(sleeperSchema, cell.get("sleeper"), "results[].sleeper");
+            }
             long count = 0;
             for (JsonNode b : cell.get("histogram")) {
                 requireAll(defs.get("bucket"), b, "histogram[]");
@@ -106,6 +127,33 @@ class StatsTest {
             }
             assertEquals(cell.get("samples").asLong(), count, "histogram counts add up to samples");
         }
+        assertEquals(1, withSleeper);
+    }
+
+    /**
+     * An object against its schema: an object, every required key present,
+     * and every property the schema types as an integer an integer within its
+     * {@code minimum}/{@code maximum}; no key the schema does not name.
+     */
+    private static void checkObject(JsonNode schemaObject, JsonNode node, String where) {
+        assertEquals("object", schemaObject.get("type").asText(), where);
+        assertTrue(node.isObject(), where + ": not an object: " + node);
+        requireAll(schemaObject, node, where);
+        JsonNode props = schemaObject.get("properties");
+        node.fieldNames().forEachRemaining(name -> {
+            JsonNode p = props.get(name);
+            assertTrue(p != null, where + ": " + name + " is not in the schema");
+            JsonNode v = node.get(name);
+            if ("integer".equals(p.path("type").asText())) {
+                assertTrue(v.isIntegralNumber(), where + "." + name + ": not an integer: " + v);
+                if (p.has("minimum")) {
+                    assertTrue(v.asLong() >= p.get("minimum").asLong(), where + "." + name + " below its minimum: " + v);
+                }
+                if (p.has("maximum")) {
+                    assertTrue(v.asLong() <= p.get("maximum").asLong(), where + "." + name + " above its maximum: " + v);
+                }
+            }
+        });
     }
 
     private static void requireAll(JsonNode schemaObject, JsonNode node, String where) {
