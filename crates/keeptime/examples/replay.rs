@@ -30,7 +30,7 @@ fn parse_ns(s: &str) -> Option<u64> {
     ] {
         if let Some(v) = s.strip_suffix(suffix) {
             let x: f64 = v.parse().ok()?;
-            return (x > 0.0 && x.is_finite()).then(|| (x * k) as u64);
+            return (x > 0.0 && x.is_finite()).then_some((x * k) as u64);
         }
     }
     None
