@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	keeptime "github.com/keeptime/keeptime/go"
 )
 
 const schemaPath = "../../../spec/bench-result.schema.json"
@@ -18,7 +20,7 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	err := run([]string{"--durations", "20us,150us", "--methods", methodNames(), "--samples", "5", "--warmup", "2",
-		"--export-json", out}, &stdout, &stderr)
+		"--tail-target", "0.2%", "--export-json", out}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -49,6 +51,15 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 		if !m.mayReturnEarly && c.Early != 0 {
 			t.Errorf("%s at %d ns returned early %d times", c.Method, c.DurationNs, c.Early)
 		}
+		isKeeptime := strings.HasPrefix(c.Method, "keeptime")
+		if s := c.Sleeper; isKeeptime != (s != nil) {
+			t.Errorf("%s: sleeper stats %+v", c.Method, s)
+		} else if s != nil && (s.TailTarget != 0.002 || s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
+			t.Errorf("%s: sleeper stats %+v", c.Method, s)
+		}
+	}
+	if !strings.Contains(stdout.String(), "OS waits/sleep") || !strings.Contains(stdout.String(), "0.2 %") {
+		t.Errorf("no sleeper stats in the table:\n%s", stdout.String())
 	}
 }
 
@@ -150,12 +161,13 @@ sys.exit(1 if errors else 0)
 func TestParseArgs(t *testing.T) {
 	var stderr bytes.Buffer
 	o, err := parseArgs(nil, &stderr)
-	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil {
+	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil || o.target != keeptime.TailBalanced {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 	for _, bad := range [][]string{
 		{"--durations", "0s"}, {"--durations", "-1ms"}, {"--durations", "soon"},
 		{"--methods", "warp-drive"}, {"--samples", "0"}, {"extra"},
+		{"--tail-target", "0"}, {"--tail-target", "1"}, {"--tail-target", "NaN"}, {"--tail-target", "loose"},
 	} {
 		if _, err := parseArgs(bad, &stderr); err == nil {
 			t.Errorf("%v accepted", bad)
