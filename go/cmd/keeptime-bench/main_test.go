@@ -54,7 +54,9 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 		isKeeptime := strings.HasPrefix(c.Method, "keeptime")
 		if s := c.Sleeper; isKeeptime != (s != nil) {
 			t.Errorf("%s: sleeper stats %+v", c.Method, s)
-		} else if s != nil && (s.TailTarget != 0.002 || s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
+		} else if want := map[string]float64{"keeptime-relaxed": 0.05, "keeptime-strict": 0.001}[c.Method]; s != nil && want != 0 && s.TailTarget != want {
+			t.Errorf("%s: tail target %v, want %v", c.Method, s.TailTarget, want)
+		} else if s != nil && (c.Method == "keeptime" && s.TailTarget != 0.002 || s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
 			t.Errorf("%s: sleeper stats %+v", c.Method, s)
 		}
 	}

@@ -57,6 +57,16 @@ var allMethods = []method{
 		newWaiter:   sleeperWaiter(keeptime.Exact),
 	},
 	{
+		name:        "keeptime-relaxed",
+		description: "keeptime.Sleeper, Exact at the tail target TailRelaxed (5 %, whatever --tail-target says); never early",
+		newWaiter:   fixedTarget(keeptime.TailRelaxed),
+	},
+	{
+		name:        "keeptime-strict",
+		description: "keeptime.Sleeper, Exact at the tail target TailStrict (0.1 %, whatever --tail-target says); never early",
+		newWaiter:   fixedTarget(keeptime.TailStrict),
+	},
+	{
 		name:           "keeptime-efficient",
 		description:    "keeptime.Sleeper, Efficient: one OS wait shortened by the learned median overshoot; may return early",
 		mayReturnEarly: true,
@@ -85,6 +95,13 @@ func sleeperWaiter(mode keeptime.Mode) func(keeptime.TailTarget) (waiter, *keept
 		s.SetTailTarget(target)
 		return func(deadline time.Time, _ time.Duration) { s.SleepUntil(deadline) }, s
 	}
+}
+
+// fixedTarget is an Exact sleeper at a preset target, so that one run can
+// compare targets against the same baselines.
+func fixedTarget(target keeptime.TailTarget) func(keeptime.TailTarget) (waiter, *keeptime.Sleeper) {
+	exact := sleeperWaiter(keeptime.Exact)
+	return func(keeptime.TailTarget) (waiter, *keeptime.Sleeper) { return exact(target) }
 }
 
 func methodByName(name string) (method, error) {

@@ -86,7 +86,7 @@ func printSleeperStats(w io.Writer, results []cellResult) {
 			continue
 		}
 		target := "-"
-		if r.Method == "keeptime" {
+		if r.Method == "keeptime" || r.Method == "keeptime-relaxed" || r.Method == "keeptime-strict" {
 			target = fmt.Sprintf("%g %%", 100*s.TailTarget)
 		}
 		late, perSleep := 0.0, 0.0
