@@ -91,8 +91,23 @@ func binOf(ns uint64) int {
 	return min(1+4*(e-10)+sub, bins-1)
 }
 
+// binEdges are binLo and binHi of every bin, computed once: the planner's
+// queries read them in their loops.
+var binEdges = func() (e [bins][2]uint64) {
+	for i := range e {
+		e[i] = [2]uint64{binLoOf(i), binHiOf(i)}
+	}
+	return e
+}()
+
 // binLo is the smallest overshoot of bin i.
-func binLo(i int) uint64 {
+func binLo(i int) uint64 { return binEdges[i][0] }
+
+// binHi is the largest overshoot of bin i.
+func binHi(i int) uint64 { return binEdges[i][1] }
+
+// binLoOf is binLo by the formula of spec/estimator.md.
+func binLoOf(i int) uint64 {
 	if i == 0 {
 		return 0
 	}
@@ -101,8 +116,8 @@ func binLo(i int) uint64 {
 	return (4 + sub) << (e - 2)
 }
 
-// binHi is the largest overshoot of bin i.
-func binHi(i int) uint64 {
+// binHiOf is binHi by the formula of spec/estimator.md.
+func binHiOf(i int) uint64 {
 	if i == 0 {
 		return 1023
 	}

@@ -206,3 +206,19 @@ func TestPlansOnAFreshEstimator(t *testing.T) {
 		t.Error("planEfficient(0) planned a wait")
 	}
 }
+
+// The planner's own cost per call on a warm estimator (go test -bench Plan):
+// a number to read, not an assertion.
+func BenchmarkPlanExact(b *testing.B) {
+	var e estimator
+	e.beginSleep()
+	for i := uint64(0); i < 1024; i++ {
+		e.observe(900_000, 3_000+i*37%9_000)
+		e.observe(40_000, 2_000+i*13%2_000)
+	}
+	e.observeCost(900_000, 2_500)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		planExact(&e, 1_000_000, 10_000, 0)
+	}
+}
