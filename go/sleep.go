@@ -204,7 +204,8 @@ func ParseMode(s string) (Mode, error) {
 // the wake-ups of the last 1024 OS waits of each length, kept as histograms
 // (spec/estimator.md): one outlier counts for at most 1024 waits of its
 // length and, once 100 samples are in, moves the 1 % margin by one rank at
-// most; a lasting rise is followed after 11 late wake-ups at 1 %; a wait
+// most; a lasting rise is followed after 11 late wake-ups at 1 % (with a
+// full window, at once in one under 100 samples); a wait
 // length unused for 256 sleeps is forgotten and tried afresh. What an OS
 // wait costs is learned by reading the thread CPU clock around every 8th
 // one. On Linux the OS thread that does each OS wait gets a 1 ns timer
