@@ -50,7 +50,7 @@ func SleepUntil(t time.Time) {
 // sharing estimators between them loses nothing.
 var sharedSleepers sleeperPool
 
-// maxSharedSleepers bounds the free list (each sleeper is ~14 KiB); sleepers
+// maxSharedSleepers bounds the free list (each sleeper is ~31 KiB); sleepers
 // beyond it are left to the garbage collector.
 const maxSharedSleepers = 64
 

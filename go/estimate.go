@@ -12,12 +12,17 @@ import "math/bits"
 //     two from 16.384 µs), because how late the OS wakes a thread depends on
 //     how long it slept.
 //   - Each bucket keeps the overshoots of its last window (1024) OS waits as
-//     a log-binned histogram (81 bins, four per power of two, each at most
-//     25 % wide): O(1) per observation (one bin in, the oldest one out),
-//     enough samples to place a late-share target down to 0.1 %.
+//     a log-binned histogram (161 bins, eight per power of two, each at
+//     most 12.5 % wide), with prefix sums of its counts and of its bins'
+//     lower edges: an observation updates one bucket's prefix sums, every
+//     query is a lookup or a binary search; enough samples to place a
+//     late-share target down to 0.1 %.
 //   - margin(b, share) is the upper edge of the bin holding the sample of
 //     rank floor(n · share) + 1 from the top: at most that share of the
-//     remembered wake-ups came later than the margin.
+//     remembered wake-ups came later than the margin. A window too young to
+//     set a sample aside at that share (n · share < 1) is not trusted to
+//     wake earlier than any longer wait: its margin is at least every live
+//     longer bucket's at the same share.
 //   - One outlier counts for exactly window further OS waits of its length
 //     (or until its bucket goes horizon sleeps unused). While it counts it
 //     raises the margin at share p by at most one rank of the remembered
@@ -42,8 +47,9 @@ const (
 	bucketShift = 14
 	// window is the number of overshoot samples remembered per bucket.
 	window = 1024
-	// bins is the number of overshoot histogram bins per bucket.
-	bins = 81
+	// bins is the number of overshoot histogram bins per bucket: bin 0 below
+	// 1.024 µs, then eight per power of two up to 1.07 s.
+	bins = 161
 	// horizon: a bucket with no observation in this many sleeps is forgotten.
 	horizon = 256
 	// defaultMarginNs is the margin when nothing is live anywhere.
@@ -87,8 +93,8 @@ func binOf(ns uint64) int {
 		return 0
 	}
 	e := bits.Len64(ns) - 1 // 2^e <= ns < 2^(e+1), e >= 10
-	sub := int((ns >> (e - 2)) & 3)
-	return min(1+4*(e-10)+sub, bins-1)
+	sub := int((ns >> (e - 3)) & 7)
+	return min(1+8*(e-10)+sub, bins-1)
 }
 
 // binEdges are binLo and binHi of every bin, computed once: the planner's
@@ -111,9 +117,9 @@ func binLoOf(i int) uint64 {
 	if i == 0 {
 		return 0
 	}
-	e := 10 + (i-1)/4
-	sub := uint64((i - 1) % 4)
-	return (4 + sub) << (e - 2)
+	e := 10 + (i-1)/8
+	sub := uint64((i - 1) % 8)
+	return (8 + sub) << (e - 3)
 }
 
 // binHiOf is binHi by the formula of spec/estimator.md.
@@ -121,9 +127,9 @@ func binHiOf(i int) uint64 {
 	if i == 0 {
 		return 1023
 	}
-	e := 10 + (i-1)/4
-	sub := uint64((i - 1) % 4)
-	return ((5 + sub) << (e - 2)) - 1
+	e := 10 + (i-1)/8
+	sub := uint64((i - 1) % 8)
+	return ((9 + sub) << (e - 3)) - 1
 }
 
 // satAdd is a + b, saturating at 2^64 - 1.
@@ -152,11 +158,14 @@ func satMul(a, b uint64) uint64 {
 	return lo
 }
 
-// histogram is one bucket: a ring of the bins of its last samples, their
-// counts per bin, and its learned cost.
+// histogram is one bucket: a ring of the bins of its last samples, prefix
+// sums of their counts and of their bins' lower edges, and its learned cost.
 type histogram struct {
-	ring    [window]uint8
-	counts  [bins]uint16
+	ring [window]uint8
+	// cum[i] is the number of remembered samples in bins 0..i.
+	cum [bins]uint16
+	// cumLo[i] is Σ binLo(bin) over the remembered samples in bins 0..i.
+	cumLo   [bins]uint64
 	len     int
 	next    int
 	lastSeq uint64
@@ -164,8 +173,72 @@ type histogram struct {
 	hasCost bool
 }
 
+// add counts one sample of bin i in the prefix sums.
+func (h *histogram) add(i int) {
+	lo := binLo(i)
+	for j := i; j < bins; j++ {
+		h.cum[j]++
+		h.cumLo[j] += lo
+	}
+}
+
+// remove takes one sample of bin i out of the prefix sums.
+func (h *histogram) remove(i int) {
+	lo := binLo(i)
+	for j := i; j < bins; j++ {
+		h.cum[j]--
+		h.cumLo[j] -= lo
+	}
+}
+
+// prefix is the number of samples in bins 0..k and the sum of their bins'
+// lower edges; k < 0 means none.
+func (h *histogram) prefix(k int) (n, loSum uint64) {
+	if k < 0 {
+		return 0, 0
+	}
+	return uint64(h.cum[k]), h.cumLo[k]
+}
+
+// firstBinReaching is the lowest bin i with cum[i] >= need (cum never
+// decreases), at most bins-1.
+func (h *histogram) firstBinReaching(need uint64) int {
+	lo, hi := 0, bins-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if uint64(h.cum[m]) < need {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// lastBinWithin is the last bin whose every sample is at most g
+// (binHi <= g), or -1 if there is none.
+func lastBinWithin(g uint64) int {
+	j := binOf(g)
+	if binHi(j) <= g {
+		return j
+	}
+	return j - 1
+}
+
+// spinSum is Σ (g − lo) over n samples whose lower bin edges add up to
+// loSum (each lo <= g), computed exactly in 128 bits and saturating at
+// 2^64 - 1, as the spec's term-by-term saturating sum does.
+func spinSum(g, n, loSum uint64) uint64 {
+	hi, lo := bits.Mul64(g, n)
+	lo, borrow := bits.Sub64(lo, loSum, 0)
+	if hi-borrow != 0 {
+		return ^uint64(0)
+	}
+	return lo
+}
+
 // estimator learns how late OS waits of each length wake up and what they
-// cost. It is plain data (about 14 KiB) with no locking: one belongs to one
+// cost. It is plain data (about 31 KiB) with no locking: one belongs to one
 // Sleeper.
 type estimator struct {
 	seq     uint64
@@ -195,18 +268,19 @@ func (e *estimator) observe(waitNs, overshootNs uint64) {
 	b := bucketOf(waitNs)
 	h := &e.buckets[b]
 	if !e.isLive(b) {
-		h.counts = [bins]uint16{}
+		h.cum = [bins]uint16{}
+		h.cumLo = [bins]uint64{}
 		h.len = 0
 		h.next = 0
 	}
 	i := binOf(min(overshootNs, maxSampleNs))
 	if h.len == window {
-		h.counts[h.ring[h.next]]--
+		h.remove(int(h.ring[h.next]))
 	} else {
 		h.len++
 	}
 	h.ring[h.next] = uint8(i)
-	h.counts[i]++
+	h.add(i)
 	h.next = (h.next + 1) % window
 	h.lastSeq = e.seq
 }
@@ -262,25 +336,52 @@ func (e *estimator) empty() bool {
 	return true
 }
 
-// margin is the margin at which at most shareppm parts per million of the
-// remembered wake-ups of bucket b came later: the upper edge of the bin
-// holding the sample of rank floor(n · share / 10^6) + 1 from the top;
-// defaultMarginNs when nothing is live.
+// margin is the margin at which at most sharePpm parts per million of the
+// remembered wake-ups of bucket b came later: quantile(source(b), share)
+// when b is established at that share; otherwise (a window too young to set
+// a sample aside, whose maximum says little about a rare tail) the largest
+// of that and quantile(l, share) over every live bucket l > b, since longer
+// waits wake no earlier. defaultMarginNs when nothing is live.
 func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	s := e.source(b)
 	if s < 0 {
 		return defaultMarginNs
 	}
-	h := &e.buckets[s]
-	allowed := satMul(uint64(h.len), min(sharePpm, ppm)) / ppm
-	above := uint64(0)
-	for i := bins - 1; i >= 0; i-- {
-		above += uint64(h.counts[i])
-		if above > allowed {
-			return binHi(i)
+	own := e.quantile(s, sharePpm)
+	if e.places(s, sharePpm) {
+		return own
+	}
+	for l := b + 1; l < buckets; l++ {
+		if e.isLive(l) {
+			own = max(own, e.quantile(l, sharePpm))
 		}
 	}
-	return binHi(0)
+	return own
+}
+
+// places reports whether bucket s has enough samples to set one aside at
+// sharePpm: n · min(share, 10^6) >= 10^6.
+func (e *estimator) places(s int, sharePpm uint64) bool {
+	return satMul(uint64(e.buckets[s].len), min(sharePpm, ppm)) >= ppm
+}
+
+// established reports whether the samples that stand for bucket b are
+// enough to place a margin at sharePpm on their own (n · share >= 10^6).
+func (e *estimator) established(b int, sharePpm uint64) bool {
+	s := e.source(b)
+	return s >= 0 && e.places(s, sharePpm)
+}
+
+// quantile is the upper edge of the bin holding the sample of rank
+// floor(n · share / 10^6) + 1 from the top of bucket s's own samples:
+// binHi(0) when every sample may be set aside.
+func (e *estimator) quantile(s int, sharePpm uint64) uint64 {
+	h := &e.buckets[s]
+	n := uint64(h.len)
+	allowed := satMul(n, min(sharePpm, ppm)) / ppm
+	// The highest bin i with (samples in bins >= i) > allowed is the lowest
+	// i with cum[i] >= n - allowed.
+	return binHi(h.firstBinReaching(n - allowed))
 }
 
 // tail counts, for an OS wait of bucket b that ends g before the deadline,
@@ -291,18 +392,9 @@ func (e *estimator) tail(b int, g uint64) tailCounts {
 		return tailCounts{}
 	}
 	h := &e.buckets[s]
-	t := tailCounts{samples: uint64(h.len)}
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		if binHi(i) > g {
-			t.late += uint64(c)
-		} else {
-			t.spinSum = satAdd(t.spinSum, satMul(uint64(c), g-binLo(i)))
-		}
-	}
-	return t
+	n := uint64(h.len)
+	within, loSum := h.prefix(lastBinWithin(g))
+	return tailCounts{samples: n, late: n - within, spinSum: spinSum(g, within, loSum)}
 }
 
 // splitCounts, over the bins of b's source with binHi <= g: within counts
@@ -313,38 +405,23 @@ func (e *estimator) splitCounts(b int, limit, g uint64) (within, restSpin uint64
 		return 0, 0
 	}
 	h := &e.buckets[s]
-	for i, c := range h.counts {
-		hi := binHi(i)
-		if c == 0 || hi > g {
-			continue
-		}
-		if hi <= limit {
-			within += uint64(c)
-		} else {
-			restSpin = satAdd(restSpin, satMul(uint64(c), g-binLo(i)))
-		}
-	}
-	return within, restSpin
+	nG, loG := h.prefix(lastBinWithin(g))
+	nL, loL := h.prefix(lastBinWithin(min(limit, g)))
+	return nL, spinSum(g, nG-nL, loG-loL)
 }
 
 // compensation is the middle of the bin holding the lower median of bucket
-// b's remembered overshoots, subtracted from the OS wait in Efficient mode;
-// 0 before anything was observed.
+// b's remembered overshoots (within 6.25 % of the true median), subtracted
+// from the OS wait in Efficient mode; 0 before anything was observed.
 func (e *estimator) compensation(b int) uint64 {
 	s := e.source(b)
 	if s < 0 {
 		return 0
 	}
 	h := &e.buckets[s]
-	rank := uint64(h.len-1) / 2
-	below := uint64(0)
-	for i := 0; i < bins; i++ {
-		below += uint64(h.counts[i])
-		if below > rank {
-			return binLo(i) + (binHi(i)-binLo(i))/2
-		}
-	}
-	return 0
+	rank := uint64(h.len-1) / 2 // 0-based from the bottom
+	i := h.firstBinReaching(rank + 1)
+	return binLo(i) + (binHi(i)-binLo(i))/2
 }
 
 // cost is the learned thread-CPU cost of one OS wait of bucket b: its own

@@ -28,20 +28,21 @@ func TestBinsPartitionTheSampleRange(t *testing.T) {
 	for _, c := range []struct {
 		ns  uint64
 		bin int
-	}{{0, 0}, {1023, 0}, {1024, 1}, {1280, 2}, {2047, 4}, {2048, 5}, {4000, 8}, {55_000, 23}, {maxSampleNs, bins - 1}} {
+	}{{0, 0}, {1023, 0}, {1024, 1}, {1152, 2}, {2047, 8}, {2048, 9}, {4000, 16}, {55_000, 46}, {maxSampleNs, bins - 2}, {1_006_632_960, bins - 1}} {
 		if got := binOf(c.ns); got != c.bin {
 			t.Errorf("binOf(%d) = %d, want %d", c.ns, got, c.bin)
 		}
 	}
-	if binHi(1) != 1279 || binLo(23) != 49_152 || binHi(23) != 57_343 || binHi(bins-1) < maxSampleNs {
+	if binHi(1) != 1151 || binLo(16) != 3_840 || binHi(16) != 4_095 || binLo(46) != 53_248 || binHi(46) != 57_343 ||
+		binLo(bins-2) != 939_524_096 || binHi(bins-2) != 1_006_632_959 || binHi(bins-1) != 1_073_741_823 {
 		t.Fatal("bin edges differ from spec/estimator.md's examples")
 	}
 	for i := 0; i < bins; i++ {
 		if binOf(binLo(i)) != i || binOf(binHi(i)) != i {
 			t.Errorf("bin %d: [%d, %d] not its own", i, binLo(i), binHi(i))
 		}
-		if i > 0 && (binLo(i) != binHi(i-1)+1 || (binHi(i)-binLo(i)+1)*4 > binLo(i)) {
-			t.Errorf("bin %d: not contiguous or wider than 25 %%", i)
+		if i > 0 && (binLo(i) != binHi(i-1)+1 || (binHi(i)-binLo(i)+1)*8 > binLo(i)) {
+			t.Errorf("bin %d: not contiguous or wider than 12.5 %%", i)
 		}
 	}
 }
@@ -50,7 +51,7 @@ func TestMarginIsTheBinAboveTheAllowedTail(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	for i := 0; i < 99; i++ {
-		e.observe(100_000, 4_000) // bin [3584, 4095]
+		e.observe(100_000, 4_000) // bin [3840, 4095]
 	}
 	e.observe(100_000, 2_000_000)
 	// n = 100: at 1 % one sample may be later than the margin.
@@ -113,8 +114,8 @@ func TestBorrowsFromShorterThenLongerBuckets(t *testing.T) {
 	if e.margin(5, 10_000) != binHi(binOf(8_000)) || e.margin(0, 10_000) != binHi(binOf(8_000)) {
 		t.Fatal("no borrowing")
 	}
-	if got := e.compensation(7); got != 7_679 { // middle of [7168, 8191]
-		t.Fatalf("compensation = %d, want 7679", got)
+	if got := e.compensation(7); got != 7_935 { // middle of [7680, 8191]
+		t.Fatalf("compensation = %d, want 7935", got)
 	}
 }
 
@@ -124,8 +125,8 @@ func TestCompensationIsTheMiddleOfTheLowerMedianBin(t *testing.T) {
 	for _, x := range []uint64{5_000, 1_100, 4_000, 2_100} {
 		e.observe(1_000, x)
 	}
-	if got := e.compensation(0); got != 2_303 { // middle of [2048, 2559]
-		t.Fatalf("compensation = %d, want 2303", got)
+	if got := e.compensation(0); got != 2_175 { // middle of [2048, 2303]
+		t.Fatalf("compensation = %d, want 2175", got)
 	}
 }
 
@@ -154,9 +155,9 @@ func TestCostIsAQuarterWeightAverageBorrowedWhenMissing(t *testing.T) {
 func TestTailAndSplitCounts(t *testing.T) {
 	var e estimator
 	e.beginSleep()
-	e.observe(50_000, 2_000)  // bin [1792, 2047]
-	e.observe(50_000, 30_000) // bin [28672, 32767]
-	if got := e.tail(2, 10_000); got != (tailCounts{samples: 2, late: 1, spinSum: 10_000 - 1_792}) {
+	e.observe(50_000, 2_000)  // bin [1920, 2047]
+	e.observe(50_000, 30_000) // bin [28672, 30719]
+	if got := e.tail(2, 10_000); got != (tailCounts{samples: 2, late: 1, spinSum: 10_000 - 1_920}) {
 		t.Fatalf("tail = %+v", got)
 	}
 	// g = 40 µs: both bins fit; the 2 µs one within a 5 µs limit, the other not.
@@ -170,10 +171,10 @@ func TestSamplesAreClampedAndArithmeticSaturates(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(math.MaxUint64, math.MaxUint64)
-	if got := e.margin(buckets-1, 10_000); got != binHi(bins-1) {
+	if got := e.margin(buckets-1, 10_000); got != binHi(bins-2) { // 1 s is in the last bin but one
 		t.Fatalf("margin = %d", got)
 	}
-	if p, ok := planExact(&e, math.MaxUint64, 10_000, 0); !ok || p != (osWaitPlan{waitNs: math.MaxUint64 - binHi(bins-1)}) {
+	if p, ok := planExact(&e, math.MaxUint64, 10_000, 0, planStep{first: true}); !ok || p != (osWaitPlan{waitNs: math.MaxUint64 - binHi(bins-2), restBudgetPpm: 10_000}) {
 		t.Fatalf("planExact(max) = %+v %v", p, ok)
 	}
 	if satAdd(math.MaxUint64, 1) != math.MaxUint64 || satSub(1, 2) != 0 || satMul(1<<40, 1<<40) != math.MaxUint64 {
@@ -194,8 +195,8 @@ func TestPlansOnAFreshEstimator(t *testing.T) {
 		{10_000_000, 0, 9_950_000, true},   //
 		{1_000_000, 80_000, 920_000, true}, // minSpin is a floor
 	} {
-		p, ok := planExact(&e, c.rem, 10_000, c.minSpin)
-		if p != (osWaitPlan{waitNs: c.wait}) || ok != c.ok {
+		p, ok := planExact(&e, c.rem, 10_000, c.minSpin, planStep{first: true})
+		if ok && p != (osWaitPlan{waitNs: c.wait, restBudgetPpm: 10_000}) || ok != c.ok {
 			t.Errorf("planExact(%d, min %d) = %+v %v, want %d %v", c.rem, c.minSpin, p, ok, c.wait, c.ok)
 		}
 	}
@@ -219,6 +220,6 @@ func BenchmarkPlanExact(b *testing.B) {
 	e.observeCost(900_000, 2_500)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		planExact(&e, 1_000_000, 10_000, 0)
+		planExact(&e, 1_000_000, 10_000, 0, planStep{first: true})
 	}
 }
