@@ -19,6 +19,11 @@ const (
 	// spinNearNs: within this much of the deadline a spin only pauses,
 	// never yields, so the last stretch is polled at the clock's own speed.
 	spinNearNs = 20_000
+	// exploreEvery: every this many sleeps, the first plan of a sleep
+	// prefers a two-wait plan whose short wait's bucket is not yet
+	// established (exploration), so short buckets get the samples that let
+	// two-wait plans compete on their merit.
+	exploreEvery = 8
 )
 
 // splitsNs are the lengths of the short second OS wait that a two-wait plan
@@ -51,15 +56,15 @@ var (
 )
 
 // ErrInvalidTailTarget is returned (wrapped) for a tail target outside
-// (0, 1), NaN, or below the resolution of 10⁻⁶.
+// (0, 1), NaN, or below the resolution of 10⁻⁶ (an error, not rounded up).
 var ErrInvalidTailTarget = errors.New("keeptime: tail target must be a share strictly between 0 and 1, at least 0.000001")
 
-// NewTailTarget returns the target for a share in (0, 1), e.g. 0.01 for 1 %;
-// the share is rounded to parts per million. NaN, shares <= 0 or >= 1, and
-// shares that round below 10⁻⁶ or above 1 − 10⁻⁶ return an error wrapping
-// ErrInvalidTailTarget.
+// NewTailTarget returns the target for a share in [10⁻⁶, 1), e.g. 0.01 for
+// 1 %; the share is rounded to parts per million. NaN, shares below 10⁻⁶
+// (the resolution: an error, never rounded up) or >= 1, and shares that
+// round above 1 − 10⁻⁶ return an error wrapping ErrInvalidTailTarget.
 func NewTailTarget(share float64) (TailTarget, error) {
-	if !(share > 0 && share < 1) {
+	if !(share >= 1e-6 && share < 1) {
 		return TailTarget{}, fmt.Errorf("%w (got %v)", ErrInvalidTailTarget, share)
 	}
 	p := math.Round(share * 1e6)
@@ -360,8 +365,10 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 		return now
 	default: // Exact, and any out-of-range Mode value
 		budget := uint64(s.target.PPM())
+		step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
 		for {
-			plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs)
+			plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
+			step.first, step.explore = false, false
 			if !ok {
 				return s.finish(p, deadline, now)
 			}
@@ -372,8 +379,9 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 				}
 				return now
 			}
+			budget = plan.restBudgetPpm
 			if plan.split {
-				budget /= 2
+				step.afterSplit = true
 			}
 		}
 	}
@@ -465,12 +473,28 @@ func (s *Sleeper) spin(p platform, deadline, start, pauseFor uint64) uint64 {
 	return now
 }
 
+// planStep says where in a sleep planExact is asked.
+type planStep struct {
+	// first: the first plan of a sleep (no OS wait taken yet); only then may
+	// a wait cut short to its bucket's longest (a chunk) be taken.
+	first bool
+	// explore: the first plan of every exploreEvery-th sleep.
+	explore bool
+	// afterSplit: a two-wait plan's first wait has been taken; only its
+	// short wait (one OS wait, then a spin) or a spin may follow, no further
+	// split or chunk.
+	afterSplit bool
+}
+
 // osWaitPlan is the next OS wait planExact chose.
 type osWaitPlan struct {
 	waitNs uint64
-	// split: the long first wait of a two-wait plan; the rest of the sleep
-	// then plans with half the late-share budget.
+	// split: the long first wait of a two-wait plan.
 	split bool
+	// restBudgetPpm is the late-share budget the rest of the sleep plans
+	// with: half the budget (the short wait's share) after a two-wait plan's
+	// first wait, else the budget unchanged.
+	restBudgetPpm uint64
 }
 
 // planExact is the next OS wait of an Exact sleep with remaining ns to go,
@@ -487,45 +511,73 @@ type osWaitPlan struct {
 //     plus the short one's fit the budget;
 //   - a pure spin of remaining.
 //
+// When only a wait cut short to its bucket's longest fits (its own bucket's
+// margin would allow a longer one, the longer bucket's does not), that
+// chunk is not the last OS wait and its full cost is unknown: it is taken
+// only as a sleep's first plan (step.first), when no complete plan meets the
+// budget and one wait costs less than spinning the rest. After a two-wait
+// plan's first wait (step.afterSplit) only the one-wait candidate or a spin
+// is considered. With step.explore (the first plan of every exploreEvery-th
+// sleep), a two-wait plan that meets the budget and whose short wait's
+// bucket is not yet established at half the budget is taken even if it
+// costs more: the one whose short bucket has the most samples (ties: the
+// smaller S), finishing one bucket at a time.
+//
 // Before anything is learned: one OS wait ending defaultMarginNs (or
 // minSpin) before the deadline.
-func planExact(e *estimator, remaining, budget, minSpin uint64) (osWaitPlan, bool) {
+func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (osWaitPlan, bool) {
 	r := remaining
 	if r < minOsWaitNs {
 		return osWaitPlan{}, false
 	}
+	one := func(waitNs uint64) osWaitPlan {
+		return osWaitPlan{waitNs: waitNs, restBudgetPpm: budget}
+	}
 	if e.empty() {
 		g := max(defaultMarginNs, minSpin)
 		if r >= g && r-g >= minOsWaitNs {
-			return osWaitPlan{waitNs: r - g}, true
+			return one(r - g), true
 		}
 		return osWaitPlan{}, false
 	}
 	var best osWaitPlan
 	found := false
 	bestCost := r // a pure spin
+	// A wait cut to its bucket's longest is not the last OS wait: its cost
+	// is not known here, so it is only a fallback when no complete plan fits.
+	var chunk osWaitPlan
+	var chunkCost uint64
+	haveChunk := false
 	for b := bucketOf(r); b >= 0; b-- {
 		g := max(e.margin(b, budget), minSpin)
 		if r < g {
 			continue
 		}
-		l := min(r-g, bucketHi(b))
+		l := r - g
+		if l > bucketHi(b) {
+			if bucketHi(b) >= minOsWaitNs && step.first {
+				chunk, chunkCost, haveChunk = one(bucketHi(b)), e.cost(b), true
+			}
+			break
+		}
 		if l >= bucketLo(b) && l >= minOsWaitNs {
 			t := e.tail(b, g)
 			cost := satAdd(e.cost(b), t.spinSum/t.samples)
 			if cost < bestCost {
-				best, found, bestCost = osWaitPlan{waitNs: l}, true, cost
+				best, found, bestCost = one(l), true, cost
 			}
 			break
 		}
 	}
-	half := budget / 2
-	if half == 0 {
-		return best, found
-	}
+	var explored osWaitPlan
+	exploredN, haveExplored := 0, false
+	q := budget / 2
 	for _, sNs := range splitsNs {
+		if q == 0 || step.afterSplit {
+			break
+		}
 		bs := bucketOf(sNs)
-		gs := max(e.margin(bs, half), minSpin)
+		gs := max(e.margin(bs, q), minSpin)
 		g := satAdd(sNs, gs)
 		if r < g || r-g < minOsWaitNs {
 			continue
@@ -541,9 +593,21 @@ func planExact(e *estimator, remaining, budget, minSpin uint64) (osWaitPlan, boo
 		}
 		second := satAdd(e.cost(bs), ts.spinSum/ts.samples)
 		cost := satAdd(e.cost(b1), satAdd(satMul(room, second), restSpin)/t1.samples)
-		if cost < bestCost {
-			best, found, bestCost = osWaitPlan{waitNs: l1, split: true}, true, cost
+		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q}
+		if step.explore && !e.established(bs, q) {
+			if n := e.liveSamples(bs); !haveExplored || n > exploredN {
+				explored, exploredN, haveExplored = plan, n, true
+			}
 		}
+		if cost < bestCost {
+			best, found, bestCost = plan, true, cost
+		}
+	}
+	if haveExplored {
+		return explored, true
+	}
+	if !found && haveChunk && chunkCost < r {
+		return chunk, true
 	}
 	return best, found
 }

@@ -113,9 +113,10 @@ func TestEfficientMayReturnEarlyByDesign(t *testing.T) {
 	}
 	sim.advanceTo(200_000)
 	got := s.sleepUntilNs(300_000)
-	// The median's bin is [49152, 57343], compensated by its middle
-	// (53247): a 46753 ns wait (bucket 2), which overshoots only 50 µs.
-	if want := (simWait{200_000, 246_753, 296_753, false}); sim.waits[1] != want || got != 296_753 {
+	// The median's bin is [53248, 57343], compensated by its middle
+	// (55295): a 44705 ns wait (bucket 2, borrowing bucket 3's samples),
+	// which overshoots only 50 µs: 5295 ns early.
+	if want := (simWait{200_000, 244_705, 294_705, false}); sim.waits[1] != want || got != 294_705 {
 		t.Fatalf("wait %v returned %d", sim.waits[1], got)
 	}
 	if sim.relaxes != 0 {
@@ -138,7 +139,7 @@ func TestAWarmedUpSleeperFinishesWithAShortSpin(t *testing.T) {
 	relaxes := sim.relaxes
 	deadline := sim.now() + 1_000_000
 	woke := s.sleepUntilNs(deadline)
-	// A steady 4 µs overshoot lies in the bin [3584, 4095]: one OS wait ends
+	// A steady 4 µs overshoot lies in the bin [3840, 4095]: one OS wait ends
 	// 4095 ns before the deadline (a second wait would only add its 2 µs
 	// cost), then a spin of 95 ns = one 100 ns step.
 	if len(sim.waits) != 1 || deadline-sim.waits[0].target != 4_095 {
@@ -150,32 +151,66 @@ func TestAWarmedUpSleeperFinishesWithAShortSpin(t *testing.T) {
 }
 
 func TestCheapShortWaitsMakeTwoWaitPlans(t *testing.T) {
-	// A quiet host: a 1 ms wait wakes up to 40 µs late, a ~50 µs one 3 µs
-	// late, and a wait costs 2 µs. Waking 53 µs early and taking a second
-	// short wait is cheaper than spinning the long wait's tail.
+	// A quiet host: a 1 ms wait wakes up to 40 µs late (every 10th sleep's
+	// first wait), a ~50 µs one 3 µs late, and a wait costs 2 µs. Waking
+	// 53 µs early and taking a second short wait is cheaper than spinning
+	// the long wait's tail, but only once the short waits' bucket (2) is
+	// established at the share it is planned at; until then its margin is
+	// the long waits' (40959 ns at 1 % and 0.5 %), and only exploration
+	// (the first plan of every 8th sleep) gives it samples.
 	sim := newSim(0)
 	sim.waitCost = 2_000
 	sim.defaultOvershoot = 3_000
 	s := newSleeperOn(sim, Exact)
-	for i := 0; i < 200; i++ {
-		if i%10 == 9 { // the first (long) wait of every 10th sleep wakes 40 µs late
+	var early [][]uint64 // per sleep: how long before the deadline each wait ended
+	var shortSamples []int
+	for i := 0; i < 1200; i++ {
+		if i%10 == 9 {
 			sim.overshoots = []uint64{40_000}
 		}
-		s.Sleep(time.Millisecond)
+		shortSamples = append(shortSamples, s.est.liveSamples(2))
+		sim.waits = nil
+		deadline := sim.now() + 1_000_000
+		woke := s.sleepUntilNs(deadline)
+		if woke < deadline {
+			t.Fatalf("sleep %d returned early", i)
+		}
+		var e []uint64
+		for _, w := range sim.waits {
+			e = append(e, deadline-w.target)
+		}
+		early = append(early, e)
 	}
-	sim.waits = nil
-	deadline := sim.now() + 1_000_000
-	woke := s.sleepUntilNs(deadline)
-	w := sim.waits
-	if len(w) != 2 {
-		t.Fatalf("waits %v, want two", w)
+	for _, c := range []struct {
+		sleep   int
+		samples int // live samples of bucket 2 before the sleep
+		early   []uint64
+	}{
+		// seq 864: exploring, the short wait planned at the long waits' margin.
+		{863, 87, []uint64{90_959, 40_959}},
+		// Young at 1 %: one wait at the long waits' margin, then a spin.
+		{864, 88, []uint64{40_959}},
+		// Established at 1 % (n >= 100) but not at the split's 0.5 %: one
+		// wait at the long margin, then a short one-wait plan (3071 ns, the
+		// bin [2816, 3071] of 3 µs).
+		{1000, 114, []uint64{40_959, 3_071}},
+		{1094, 199, []uint64{40_959, 3_071}},
+		// n = 200 is established at 0.5 %: the two-wait plan, 50 µs + 3071.
+		{1095, 200, []uint64{53_071, 3_071}},
+		// The long wait woke 40 µs late: 13 µs are left, and bucket 0 (the
+		// short tails of earlier such sleeps, too young at 0.5 %) answers the
+		// long waits' margin, so the sleep spins.
+		{1199, 294, []uint64{53_071}},
+	} {
+		if shortSamples[c.sleep] != c.samples || !reflect.DeepEqual(early[c.sleep], c.early) {
+			t.Errorf("sleep %d (%d short samples): waits end %v ns early; want %d samples, %v",
+				c.sleep, shortSamples[c.sleep], early[c.sleep], c.samples, c.early)
+		}
 	}
-	// The short wait's margin at half the budget: the bin of 3 µs, [2560, 3071].
-	if deadline-w[1].target != 3_071 || deadline-w[0].target <= 50_000 {
-		t.Fatalf("waits %v end %d and %d ns early", w, deadline-w[0].target, deadline-w[1].target)
-	}
-	if woke < deadline || woke-deadline >= 100 {
-		t.Fatalf("woke %d ns after the deadline", woke-deadline)
+	for i := 1095; i < len(early); i++ {
+		if i%10 != 9 && !reflect.DeepEqual(early[i], []uint64{53_071, 3_071}) {
+			t.Errorf("sleep %d: waits end %v ns early, want the two-wait plan", i, early[i])
+		}
 	}
 }
 
@@ -324,7 +359,7 @@ func TestTheThreadCPUClockIsReadAroundEveryEighthWait(t *testing.T) {
 }
 
 func TestNewTailTargetRejectsWhatIsNotAShare(t *testing.T) {
-	for _, share := range []float64{math.NaN(), 0, -0.01, 1, 1.5, math.Inf(1), math.Inf(-1), 1e-7, 4.9e-7, 0.9999996, -0.0} {
+	for _, share := range []float64{math.NaN(), 0, -0.01, 1, 1.5, math.Inf(1), math.Inf(-1), 1e-7, 4.9e-7, 5e-7, 9.99e-7, 0.9999996, -0.0} {
 		if tt, err := NewTailTarget(share); err == nil || !errors.Is(err, ErrInvalidTailTarget) {
 			t.Errorf("NewTailTarget(%v) = %v, %v; want ErrInvalidTailTarget", share, tt, err)
 		}
@@ -332,7 +367,7 @@ func TestNewTailTargetRejectsWhatIsNotAShare(t *testing.T) {
 	for _, c := range []struct {
 		share float64
 		ppm   uint32
-	}{{0.01, 10_000}, {0.05, 50_000}, {0.001, 1_000}, {1e-6, 1}, {5e-7, 1}, {0.999999, 999_999}, {0.0025, 2_500}} {
+	}{{0.01, 10_000}, {0.05, 50_000}, {0.001, 1_000}, {1e-6, 1}, {1.4e-6, 1}, {0.999999, 999_999}, {0.0025, 2_500}} {
 		tt, err := NewTailTarget(c.share)
 		if err != nil || tt.PPM() != c.ppm {
 			t.Errorf("NewTailTarget(%v) = %v (%d ppm), %v; want %d ppm", c.share, tt, tt.PPM(), err, c.ppm)

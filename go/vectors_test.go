@@ -33,10 +33,12 @@ type estimatorState struct {
 	Live          []int      `json:"live"`
 }
 
-// planJSON is a plan_exact expectation: null (spin) or {wait_ns, split}.
+// planJSON is a plan_exact expectation: null (spin) or {wait_ns, split,
+// rest_budget_ppm}; every field is required.
 type planJSON struct {
-	WaitNs uint64 `json:"wait_ns"`
-	Split  bool   `json:"split"`
+	WaitNs        *uint64 `json:"wait_ns"`
+	Split         *bool   `json:"split"`
+	RestBudgetPpm *uint64 `json:"rest_budget_ppm"`
 }
 
 type estimatorVectors struct {
@@ -64,6 +66,9 @@ type estimatorVectors struct {
 			RemainingNs  uint64          `json:"remaining_ns"`
 			BudgetPpm    uint64          `json:"budget_ppm"`
 			MinSpinNs    uint64          `json:"min_spin_ns"`
+			First        *bool           `json:"first"`
+			Explore      *bool           `json:"explore"`
+			AfterSplit   *bool           `json:"after_split"`
 			ExpectWaitNs *uint64         `json:"expect_wait_ns"`
 			Expect       json.RawMessage `json:"expect"`
 		} `json:"steps"`
@@ -134,10 +139,17 @@ func TestEstimatorVectors(t *testing.T) {
 					if err := json.Unmarshal(st.Expect, &want); err != nil {
 						t.Fatalf("step %d: %v", i, err)
 					}
-					p, ok := planExact(&e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs)
-					if ok != (want != nil) || ok && (p.waitNs != want.WaitNs || p.split != want.Split) {
-						t.Errorf("step %d plan_exact(%d, %d ppm, %d) = %+v, %v; want %+v",
-							i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, p, ok, want)
+					if st.First == nil || st.Explore == nil || st.AfterSplit == nil {
+						t.Fatalf("step %d: plan_exact without first, explore and after_split", i)
+					}
+					if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil) {
+						t.Fatalf("step %d: plan_exact expect without wait_ns, split and rest_budget_ppm", i)
+					}
+					step := planStep{first: *st.First, explore: *st.Explore, afterSplit: *st.AfterSplit}
+					p, ok := planExact(&e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step)
+					if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm}) {
+						t.Errorf("step %d plan_exact(%d, %d ppm, %d, %+v) = %+v, %v; want %s",
+							i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step, p, ok, st.Expect)
 					}
 					plans++
 				case "plan_efficient":
