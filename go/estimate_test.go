@@ -2,6 +2,7 @@ package keeptime
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -221,5 +222,129 @@ func BenchmarkPlanExact(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		planExact(&e, 1_000_000, 10_000, 0, planStep{first: true})
+	}
+}
+
+// The spec's queries as written in spec/estimator.md: scans over the bin
+// counts, with term-by-term saturating sums. The estimator answers them
+// from prefix sums; both must agree on every input.
+type scanModel struct{ counts [bins]uint64 }
+
+func scanOf(h *histogram) (m scanModel) {
+	for k := 0; k < h.len; k++ {
+		m.counts[h.ring[k]]++
+	}
+	return m
+}
+
+func (m scanModel) quantile(n, p uint64) uint64 {
+	allowed := satMul(n, min(p, ppm)) / ppm
+	above := uint64(0)
+	for i := bins - 1; i >= 0; i-- {
+		above += m.counts[i]
+		if above > allowed {
+			return binHi(i)
+		}
+	}
+	return binHi(0)
+}
+
+func (m scanModel) tail(n, g uint64) tailCounts {
+	t := tailCounts{samples: n}
+	for i, c := range m.counts {
+		if c == 0 {
+			continue
+		}
+		if binHi(i) > g {
+			t.late += c
+		} else {
+			t.spinSum = satAdd(t.spinSum, satMul(c, g-binLo(i)))
+		}
+	}
+	return t
+}
+
+func (m scanModel) splitCounts(limit, g uint64) (within, restSpin uint64) {
+	for i, c := range m.counts {
+		hi := binHi(i)
+		if c == 0 || hi > g {
+			continue
+		}
+		if hi <= limit {
+			within += c
+		} else {
+			restSpin = satAdd(restSpin, satMul(c, g-binLo(i)))
+		}
+	}
+	return within, restSpin
+}
+
+func (m scanModel) compensation(n uint64) uint64 {
+	rank := (n - 1) / 2
+	below := uint64(0)
+	for i := 0; i < bins; i++ {
+		below += m.counts[i]
+		if below > rank {
+			return binLo(i) + (binHi(i)-binLo(i))/2
+		}
+	}
+	return 0
+}
+
+func TestPrefixSumsAnswerAsTheSpecsScans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var e estimator
+	e.beginSleep()
+	gs := []uint64{0, 1023, 1024, 3_071, 50_000, 917_503, 1 << 30, math.MaxUint64 / 1024, math.MaxUint64 / 3, math.MaxUint64}
+	for round := 0; round < 3_000; round++ {
+		// Overshoots spread over every octave, and a full window's worth.
+		o := rng.Uint64N(1 << (10 + rng.UintN(21)))
+		if rng.UintN(50) == 0 {
+			o = math.MaxUint64
+		}
+		e.observe(100_000, o)
+		if round%7 != 0 {
+			continue
+		}
+		h := &e.buckets[3]
+		m, n := scanOf(h), uint64(h.len)
+		for _, p := range []uint64{0, 1, 999, 1_000, 5_000, 10_000, 50_000, ppm, 3 * ppm} {
+			if got, want := e.quantile(3, p), m.quantile(n, p); got != want {
+				t.Fatalf("round %d: quantile(%d) = %d, scan %d", round, p, got, want)
+			}
+		}
+		if got, want := e.compensation(3), m.compensation(n); got != want {
+			t.Fatalf("round %d: compensation = %d, scan %d", round, got, want)
+		}
+		for _, g := range append(gs, rng.Uint64N(2_000_000_000), rng.Uint64()) {
+			if got, want := e.tail(3, g), m.tail(n, g); got != want {
+				t.Fatalf("round %d: tail(%d) = %+v, scan %+v", round, g, got, want)
+			}
+			for _, limit := range []uint64{0, 45_000, g / 2, g, math.MaxUint64} {
+				w1, r1 := e.splitCounts(3, limit, g)
+				w2, r2 := m.splitCounts(limit, g)
+				if w1 != w2 || r1 != r2 {
+					t.Fatalf("round %d: splitCounts(%d, %d) = %d, %d; scan %d, %d", round, limit, g, w1, r1, w2, r2)
+				}
+			}
+		}
+	}
+}
+
+func TestSpinSumSaturatesAsATermByTermSum(t *testing.T) {
+	for _, c := range []struct{ g, n, lo, want uint64 }{
+		{10_000, 3, 6_000, 24_000},
+		{math.MaxUint64, 1, 5, math.MaxUint64 - 5},
+		{math.MaxUint64, 2, 0, math.MaxUint64},
+		{math.MaxUint64, 2, math.MaxUint64, math.MaxUint64},      // exact: 2^64 - 1
+		{math.MaxUint64 / 2, 2, 0, math.MaxUint64 - 1},           // exact: 2^64 - 2
+		{math.MaxUint64/2 + 1, 2, 1, math.MaxUint64},             // exact: 2^64 - 1
+		{math.MaxUint64/2 + 1, 2, 0, math.MaxUint64},             // 2^64: saturates
+		{math.MaxUint64, 1024, 1024 * 1_000_000, math.MaxUint64}, // far beyond
+		{0, 0, 0, 0},
+	} {
+		if got := spinSum(c.g, c.n, c.lo); got != c.want {
+			t.Errorf("spinSum(%d, %d, %d) = %d, want %d", c.g, c.n, c.lo, got, c.want)
+		}
 	}
 }
