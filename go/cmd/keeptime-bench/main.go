@@ -18,7 +18,8 @@
 // the tail target and the sleeper's own stats over the measured samples
 // (late share, OS waits per sleep, CPU estimate); --export-json writes the
 // project's bench result format (spec/bench-result.md), the sleeper stats
-// in each keeptime cell's "sleeper" field.
+// in each spin-finished keeptime cell's "sleeper" field (tail_target_ppm,
+// sleeps, late, os_waits, spin_ns, cpu_estimate_ns).
 package main
 
 import (

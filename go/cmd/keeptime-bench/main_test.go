@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,12 +52,13 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 		if !m.mayReturnEarly && c.Early != 0 {
 			t.Errorf("%s at %d ns returned early %d times", c.Method, c.DurationNs, c.Early)
 		}
-		isKeeptime := strings.HasPrefix(c.Method, "keeptime")
-		if s := c.Sleeper; isKeeptime != (s != nil) {
+		// Only the spin-finished (Exact) keeptime cells carry "sleeper".
+		wantPpm := map[string]uint32{"keeptime": 2_000, "keeptime-relaxed": 50_000, "keeptime-strict": 1_000}[c.Method]
+		if s := c.Sleeper; (wantPpm != 0) != (s != nil) {
 			t.Errorf("%s: sleeper stats %+v", c.Method, s)
-		} else if want := map[string]float64{"keeptime-relaxed": 0.05, "keeptime-strict": 0.001}[c.Method]; s != nil && want != 0 && s.TailTarget != want {
-			t.Errorf("%s: tail target %v, want %v", c.Method, s.TailTarget, want)
-		} else if s != nil && (c.Method == "keeptime" && s.TailTarget != 0.002 || s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
+		} else if s != nil && s.TailTargetPpm != wantPpm {
+			t.Errorf("%s: tail target %d ppm, want %d", c.Method, s.TailTargetPpm, wantPpm)
+		} else if s != nil && (s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
 			t.Errorf("%s: sleeper stats %+v", c.Method, s)
 		}
 	}
@@ -129,6 +131,21 @@ func checkStructure(t *testing.T, data []byte) {
 			"early": "number", "cpu_percent": "number", "wall_ns": "number", "cpu_ns": "number", "histogram": "array"})
 		for _, b := range cell["histogram"].([]any) {
 			expect("histogram", b.(map[string]any), map[string]string{"gt_ns": "number", "le_ns": "number", "count": "number"})
+		}
+		if s, ok := cell["sleeper"]; ok {
+			sleeper, isObject := s.(map[string]any)
+			if !isObject {
+				t.Fatalf("%v: sleeper = %v, want an object", cell["method"], s)
+			}
+			fields := []string{"tail_target_ppm", "sleeps", "late", "os_waits", "spin_ns", "cpu_estimate_ns"}
+			if len(sleeper) != len(fields) {
+				t.Errorf("%v: sleeper has fields %v, want exactly %v", cell["method"], sleeper, fields)
+			}
+			for _, k := range fields {
+				if v, ok := sleeper[k].(float64); !ok || v != math.Trunc(v) || v < 0 {
+					t.Errorf("%v: sleeper.%s = %v, want a non-negative integer", cell["method"], k, sleeper[k])
+				}
+			}
 		}
 	}
 }

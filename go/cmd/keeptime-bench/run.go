@@ -16,17 +16,17 @@ type cellPlan struct {
 	target   keeptime.TailTarget
 }
 
-// sleeperCell is a keeptime cell's "sleeper" field: the tail target and the
-// sleeper's stats over the measured samples (the warm-up is not counted).
-// An added field of the bench result format (spec/bench-result.md: readers
-// ignore fields they do not know), named as the Python bench names it.
+// sleeperCell is a spin-finished (Exact) keeptime cell's "sleeper" field,
+// as spec/bench-result.md defines it: the tail target in parts per million
+// and the sleeper's stats over the measured samples (the warm-up is not
+// counted), all integers.
 type sleeperCell struct {
-	TailTarget    float64 `json:"tail_target"`
-	Sleeps        uint64  `json:"sleeps"`
-	Late          uint64  `json:"late"`
-	OSWaits       uint64  `json:"os_waits"`
-	SpinNs        uint64  `json:"spin_ns"`
-	CPUEstimateNs uint64  `json:"cpu_estimate_ns"`
+	TailTargetPpm uint32 `json:"tail_target_ppm"`
+	Sleeps        uint64 `json:"sleeps"`
+	Late          uint64 `json:"late"`
+	OSWaits       uint64 `json:"os_waits"`
+	SpinNs        uint64 `json:"spin_ns"`
+	CPUEstimateNs uint64 `json:"cpu_estimate_ns"`
 }
 
 // defaultSamples: enough that p99 rests on several samples (p99.9 too below
@@ -84,12 +84,14 @@ func runCell(c clock, cell cellPlan) (Stats, *sleeperCell) {
 	}
 	cpu, wall := threadCPUNs()-cpu0, c.now()-wall0
 	s, _ := statsOf(errors, uint64(wall), cpu)
-	if sleeper == nil {
+	// Only spin-finished cells carry the sleeper's account, as in the Rust
+	// bench: Efficient and Spin sleepers have no tail target to account for.
+	if sleeper == nil || sleeper.Mode() != keeptime.Exact {
 		return s, nil
 	}
 	st := sleeper.Stats()
 	return s, &sleeperCell{
-		TailTarget: sleeper.TailTarget().Share(), Sleeps: st.Sleeps, Late: st.Late, OSWaits: st.OSWaits,
+		TailTargetPpm: sleeper.TailTarget().PPM(), Sleeps: st.Sleeps, Late: st.Late, OSWaits: st.OSWaits,
 		SpinNs: uint64(st.Spin), CPUEstimateNs: uint64(st.CPUEstimate),
 	}
 }

@@ -65,7 +65,7 @@ func printTable(w io.Writer, results []cellResult) {
 }
 
 // printSleeperStats writes the keeptime rows' own stats over the measured
-// samples: the tail target (Exact only), the share of sleeps that ended
+// samples (spin-finished cells only): the tail target, the share of sleeps that ended
 // late from an OS wait, OS waits per sleep, and the sleeper's CPU estimate
 // (learned OS-wait costs plus spin time) over wall time, beside the CPU %
 // measured on the thread CPU clock.
@@ -85,10 +85,7 @@ func printSleeperStats(w io.Writer, results []cellResult) {
 		if s == nil {
 			continue
 		}
-		target := "-"
-		if r.Method == "keeptime" || r.Method == "keeptime-relaxed" || r.Method == "keeptime-strict" {
-			target = fmt.Sprintf("%g %%", 100*s.TailTarget)
-		}
+		target := fmt.Sprintf("%g %%", float64(s.TailTargetPpm)/1e4)
 		late, perSleep := 0.0, 0.0
 		if s.Sleeps > 0 {
 			late = 100 * float64(s.Late) / float64(s.Sleeps)
