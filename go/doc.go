@@ -46,8 +46,8 @@
 //     early.
 //   - Bad input follows Go's conventions: a negative or zero duration returns
 //     at once, like time.Sleep; a zero or negative ticker period is an error
-//     from NewTicker; a tail target outside (0, 1) or NaN is an error from
-//     NewTailTarget, never clamped; nothing panics.
+//     from NewTicker; a tail target outside [10⁻⁶, 1) or NaN is an error
+//     from NewTailTarget, never clamped or rounded up; nothing panics.
 //
 // # Goroutines and threads
 //

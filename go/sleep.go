@@ -211,7 +211,13 @@ func ParseMode(s string) (Mode, error) {
 // length and, once 100 samples are in, moves the 1 % margin by one rank at
 // most; a lasting rise is followed after 11 late wake-ups at 1 % (with a
 // full window, at once in one under 100 samples); a wait
-// length unused for 256 sleeps is forgotten and tried afresh. What an OS
+// length unused for 256 sleeps is forgotten and tried afresh. A wait length
+// with too few samples to set one aside at the share it is planned at is
+// never trusted to wake earlier than any longer one; the first plan of every
+// 8th sleep explores a two-wait plan through such a short wait length (at
+// that conservative margin, one extra OS wait), so it gathers samples. A
+// wait cut short to its length's longest is only a sleep's first plan, and
+// only when no complete plan meets the target. What an OS
 // wait costs is learned by reading the thread CPU clock around every 8th
 // one. On Linux the OS thread that does each OS wait gets a 1 ns timer
 // slack (see SetTimerSlack).
