@@ -348,3 +348,17 @@ func TestSpinSumSaturatesAsATermByTermSum(t *testing.T) {
 		}
 	}
 }
+
+// One observation into a full window (one sample's prefix sums out, one in),
+// as every OS wait does (go test -bench Observe): a number to read.
+func BenchmarkObserve(b *testing.B) {
+	var e estimator
+	e.beginSleep()
+	for i := uint64(0); i < window; i++ {
+		e.observe(900_000, 3_000+i*37%9_000)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.observe(900_000, 2_000+uint64(i)*7919%60_000)
+	}
+}
