@@ -9,8 +9,11 @@ import (
 // a microsecond more (Exact mode; see Sleeper). A negative or zero d returns
 // at once, like time.Sleep. Safe for concurrent use.
 //
-// Cost: a few µs of CPU per call (the spin of the learned margin) plus one
-// or two OS waits; see the README for measured figures.
+// It uses the default tail target (TailBalanced, 1 %); keep a Sleeper of
+// your own for another target or for its Stats.
+//
+// Cost: one or two OS waits plus the spin the tail target needs, learned
+// on this machine; see the README for measured figures.
 func Sleep(d time.Duration) {
 	if d <= 0 {
 		return
@@ -47,7 +50,7 @@ func SleepUntil(t time.Time) {
 // sharing estimators between them loses nothing.
 var sharedSleepers sleeperPool
 
-// maxSharedSleepers bounds the free list (each sleeper is ~6 KiB); sleepers
+// maxSharedSleepers bounds the free list (each sleeper is ~31 KiB); sleepers
 // beyond it are left to the garbage collector.
 const maxSharedSleepers = 64
 

@@ -5,7 +5,8 @@
 // (Go's timers are serviced with millisecond resolution), and
 // syscall.Nanosleep pays the kernel's 50 µs timer slack. keeptime waits in
 // the OS with an absolute deadline until a learned margin before it, then
-// spins the last few microseconds:
+// spins the last stretch, choosing for each sleep the cheapest plan that
+// keeps the share of late sleeps under a tail target (default 1 %):
 //
 //	keeptime.Sleep(100 * time.Microsecond)        // 100 µs, to a fraction of a µs
 //	keeptime.SleepUntil(deadline)                 // never before deadline
@@ -16,7 +17,10 @@
 //		_ = tick.Lateness
 //	}
 //
-//	s := keeptime.NewSleeper(keeptime.Efficient) // no spin; may end a few µs early
+//	s := keeptime.NewSleeper(keeptime.Exact)
+//	s.SetTailTarget(keeptime.TailStrict)         // at most 0.1 % of sleeps late
+//	st := s.Stats()                              // sleeps, late, OS waits, spin, CPU estimate
+//	e := keeptime.NewSleeper(keeptime.Efficient) // no spin; may end a few µs early
 //	report, err := keeptime.InspectClocks()      // clock_getres, read cost, clocksource, slack
 //
 // # The contract
@@ -27,10 +31,13 @@
 //     explicitly named, exception.
 //   - OS waits use an absolute deadline (clock_nanosleep with TIMER_ABSTIME on
 //     CLOCK_MONOTONIC), so a signal (EINTR) resumes toward the same deadline.
-//   - The margin is learned online from observed overshoot, per Sleeper
-//     (spec/estimator.md in the repository); the algorithm is
-//     spec/sleep.md, and this package replays the spec's JSON vectors bit for
-//     bit, like the Rust core and the Java library.
+//   - What the OS's wake-ups look like, per OS-wait length, and what an OS
+//     wait costs the thread are learned online, per Sleeper
+//     (spec/estimator.md in the repository); the planner (spec/sleep.md)
+//     takes the plan with the least expected CPU whose predicted share of
+//     late sleeps meets the Sleeper's TailTarget. This package replays the
+//     spec's JSON vectors bit for bit, like the Rust core and the Java
+//     library.
 //   - The OS thread that does an OS wait gets a 1 ns Linux timer slack
 //     (Sleeper.SetTimerSlack opts out).
 //   - At most max(1, runtime.NumCPU()-1) goroutines spin at once,
@@ -39,7 +46,8 @@
 //     early.
 //   - Bad input follows Go's conventions: a negative or zero duration returns
 //     at once, like time.Sleep; a zero or negative ticker period is an error
-//     from NewTicker; nothing panics.
+//     from NewTicker; a tail target outside [10⁻⁶, 1) or NaN is an error
+//     from NewTailTarget, never clamped or rounded up; nothing panics.
 //
 // # Goroutines and threads
 //

@@ -1,30 +1,42 @@
 package keeptime
 
-import (
-	"math/bits"
-	"slices"
-)
+import "math/bits"
 
-// The margin estimator of spec/estimator.md, bit for bit: how early an OS
-// wait must end so that the thread is awake before the deadline, learned from
-// the overshoot of every OS wait. spec/vectors/estimator.json pins it; the
-// Rust core (crates/keeptime/src/estimate.rs) and the Java library compute
-// the same numbers from the same observations.
+// The wake-up model of spec/estimator.md (version 4), bit for bit: how late
+// OS waits of each length wake the thread, and what one costs it, learned
+// from every OS wait. spec/vectors/estimator.json pins it; the Rust core
+// (crates/keeptime/src/estimate.rs) and the Java library compute the same
+// numbers from the same observations.
 //
-// Waits are grouped into buckets by the length of the OS wait (powers of two
-// from 16.384 µs), because how late the OS wakes a thread depends on how long
-// it slept. Each bucket remembers its last window overshoots, stamped with the
-// sleep that observed them; a sample is live for horizon sleeps. The
-// spin-finished margin of a bucket is q + 2·(q − median) + headroom over its
-// live samples, q the largest once the top (n − 1)/outlierShare are set aside
-// (the 4th largest of 32, about their 90th percentile): the typical tail plus
-// twice the spread. Up to three outliers in a full window change nothing, a
-// lasting upward shift is followed within four samples, a downward one within
-// window samples, and a large but steady overshoot (the default 50 µs timer
-// slack) costs its spread in spin, not its size. The compensation of
-// Efficient mode is the lower median of the live samples. A bucket
-// with no live sample borrows from the nearest shorter bucket that has one,
-// then the nearest longer one.
+//   - Waits are grouped into buckets by the length of the OS wait (powers of
+//     two from 16.384 µs), because how late the OS wakes a thread depends on
+//     how long it slept.
+//   - Each bucket keeps the overshoots of its last window (1024) OS waits as
+//     a log-binned histogram (161 bins, eight per power of two, each at
+//     most 12.5 % wide), with prefix sums of its counts and of its bins'
+//     lower edges: an observation updates one bucket's prefix sums, every
+//     query is a lookup or a binary search; enough samples to place a
+//     late-share target down to 0.1 %.
+//   - margin(b, share) is the upper edge of the bin holding the sample of
+//     rank floor(n · share) + 1 from the top: at most that share of the
+//     remembered wake-ups came later than the margin. A window too young to
+//     set a sample aside at that share (n · share < 1) is not trusted to
+//     wake earlier than any longer wait: its margin is at least every live
+//     longer bucket's at the same share.
+//   - One outlier counts for exactly window further OS waits of its length
+//     (or until its bucket goes horizon sleeps unused). While it counts it
+//     raises the margin at share p by at most one rank of the remembered
+//     distribution once n · p >= 1 (100 samples at 1 %, 1000 at 0.1 %),
+//     whatever its size; in a younger window it is the margin, and the
+//     planner prices that against a second wait or a pure spin.
+//   - A lasting shift up is followed once floor(n · p) + 1 new samples lie
+//     above the old margin (11 at 1 % with a full window, 2 at 0.1 %); a
+//     shift down within window OS waits of that length.
+//   - The thread-CPU cost of an OS wait is sampled around every 8th OS wait
+//     and kept per bucket as an integer moving average (weight 1/4).
+//   - A bucket with no live sample borrows from the nearest shorter bucket
+//     that has one, then the nearest longer one, then falls back to
+//     defaultMarginNs. A bucket unused for horizon sleeps is forgotten.
 //
 // All arithmetic is on uint64 nanoseconds and saturates.
 
@@ -34,18 +46,23 @@ const (
 	// bucketShift is log2 of the upper bound of bucket 0 (16 384 ns).
 	bucketShift = 14
 	// window is the number of overshoot samples remembered per bucket.
-	window = 32
-	// horizon is how many sleeps a sample stays live.
-	horizon = 128
-	// defaultMarginNs is the spin-finished margin when nothing is live anywhere.
+	window = 1024
+	// bins is the number of overshoot histogram bins per bucket: bin 0 below
+	// 1.024 µs, then eight per power of two up to 1.07 s.
+	bins = 161
+	// horizon: a bucket with no observation in this many sleeps is forgotten.
+	horizon = 256
+	// defaultMarginNs is the margin when nothing is live anywhere.
 	defaultMarginNs = 50_000
-	// outlierShare: the top (n - 1) / outlierShare of n live samples are
-	// set aside as outliers.
-	outlierShare = 8
-	// headroomNs is added to every learned spin-finished margin.
-	headroomNs = 1_000
+	// defaultCostNs is the cost of an OS wait before any was measured.
+	defaultCostNs = 5_000
+	// costSampleEvery: the thread CPU clock is read around every this many
+	// planned OS waits.
+	costSampleEvery = 8
 	// maxSampleNs clamps samples to 1 s so one suspend/resume cannot poison a bucket.
 	maxSampleNs = 1_000_000_000
+	// ppm: shares are integers in parts per million.
+	ppm = 1_000_000
 )
 
 // bucketOf is the bucket of an OS wait of waitNs nanoseconds: 0 below
@@ -68,6 +85,51 @@ func bucketHi(b int) uint64 {
 		return ^uint64(0)
 	}
 	return bucketLo(b+1) - 1
+}
+
+// binOf is the histogram bin of an overshoot of ns (already clamped).
+func binOf(ns uint64) int {
+	if ns < 1024 {
+		return 0
+	}
+	e := bits.Len64(ns) - 1 // 2^e <= ns < 2^(e+1), e >= 10
+	sub := int((ns >> (e - 3)) & 7)
+	return min(1+8*(e-10)+sub, bins-1)
+}
+
+// binEdges are binLo and binHi of every bin, computed once: the planner's
+// queries read them in their loops.
+var binEdges = func() (e [bins][2]uint64) {
+	for i := range e {
+		e[i] = [2]uint64{binLoOf(i), binHiOf(i)}
+	}
+	return e
+}()
+
+// binLo is the smallest overshoot of bin i.
+func binLo(i int) uint64 { return binEdges[i][0] }
+
+// binHi is the largest overshoot of bin i.
+func binHi(i int) uint64 { return binEdges[i][1] }
+
+// binLoOf is binLo by the formula of spec/estimator.md.
+func binLoOf(i int) uint64 {
+	if i == 0 {
+		return 0
+	}
+	e := 10 + (i-1)/8
+	sub := uint64((i - 1) % 8)
+	return (8 + sub) << (e - 3)
+}
+
+// binHiOf is binHi by the formula of spec/estimator.md.
+func binHiOf(i int) uint64 {
+	if i == 0 {
+		return 1023
+	}
+	e := 10 + (i-1)/8
+	sub := uint64((i - 1) % 8)
+	return ((9 + sub) << (e - 3)) - 1
 }
 
 // satAdd is a + b, saturating at 2^64 - 1.
@@ -96,120 +158,285 @@ func satMul(a, b uint64) uint64 {
 	return lo
 }
 
-// ring is one bucket's samples.
-type ring struct {
-	overshoot [window]uint64
-	stamp     [window]uint64
-	len       int
-	next      int
+// histogram is one bucket: a ring of the bins of its last samples, prefix
+// sums of their counts and of their bins' lower edges, and its learned cost.
+type histogram struct {
+	ring [window]uint8
+	// cum[i] is the number of remembered samples in bins 0..i.
+	cum [bins]uint16
+	// cumLo[i] is Σ binLo(bin) over the remembered samples in bins 0..i.
+	cumLo   [bins]uint64
+	len     int
+	next    int
+	lastSeq uint64
+	cost    uint64
+	hasCost bool
 }
 
-// estimator learns how late OS waits of each length wake up. It is plain
-// data (about 6 KiB) with no locking: one belongs to one Sleeper.
+// add counts one sample of bin i in the prefix sums.
+func (h *histogram) add(i int) {
+	lo := binLo(i)
+	for j := i; j < bins; j++ {
+		h.cum[j]++
+		h.cumLo[j] += lo
+	}
+}
+
+// remove takes one sample of bin i out of the prefix sums.
+func (h *histogram) remove(i int) {
+	lo := binLo(i)
+	for j := i; j < bins; j++ {
+		h.cum[j]--
+		h.cumLo[j] -= lo
+	}
+}
+
+// prefix is the number of samples in bins 0..k and the sum of their bins'
+// lower edges; k < 0 means none.
+func (h *histogram) prefix(k int) (n, loSum uint64) {
+	if k < 0 {
+		return 0, 0
+	}
+	return uint64(h.cum[k]), h.cumLo[k]
+}
+
+// firstBinReaching is the lowest bin i with cum[i] >= need (cum never
+// decreases), at most bins-1.
+func (h *histogram) firstBinReaching(need uint64) int {
+	lo, hi := 0, bins-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if uint64(h.cum[m]) < need {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// lastBinWithin is the last bin whose every sample is at most g
+// (binHi <= g), or -1 if there is none.
+func lastBinWithin(g uint64) int {
+	j := binOf(g)
+	if binHi(j) <= g {
+		return j
+	}
+	return j - 1
+}
+
+// spinSum is Σ (g − lo) over n samples whose lower bin edges add up to
+// loSum (each lo <= g), computed exactly in 128 bits and saturating at
+// 2^64 - 1, as the spec's term-by-term saturating sum does.
+func spinSum(g, n, loSum uint64) uint64 {
+	hi, lo := bits.Mul64(g, n)
+	lo, borrow := bits.Sub64(lo, loSum, 0)
+	if hi-borrow != 0 {
+		return ^uint64(0)
+	}
+	return lo
+}
+
+// estimator learns how late OS waits of each length wake up and what they
+// cost. It is plain data (about 31 KiB) with no locking: one belongs to one
+// Sleeper.
 type estimator struct {
 	seq     uint64
-	buckets [buckets]ring
+	buckets [buckets]histogram
 }
 
-// beginSleep marks the start of a sleep that has to wait; samples age by one
-// sleep per call.
+// tailCounts is what the live samples of one bucket say about a margin g.
+type tailCounts struct {
+	samples uint64 // samples behind the answer (0 when nothing is live)
+	late    uint64 // samples whose bin reaches past g
+	spinSum uint64 // Σ (g − binLo) over the other samples
+}
+
+// beginSleep marks the start of a sleep that has to wait; buckets age by
+// one sleep per call.
 func (e *estimator) beginSleep() {
 	e.seq = satAdd(e.seq, 1)
 }
 
+func (e *estimator) isLive(b int) bool {
+	h := &e.buckets[b]
+	return h.len > 0 && e.seq-h.lastSeq < horizon
+}
+
 // observe records that an OS wait of waitNs woke overshootNs after its target.
 func (e *estimator) observe(waitNs, overshootNs uint64) {
-	r := &e.buckets[bucketOf(waitNs)]
-	r.overshoot[r.next] = min(overshootNs, maxSampleNs)
-	r.stamp[r.next] = e.seq
-	r.next = (r.next + 1) % window
-	r.len = min(r.len+1, window)
+	b := bucketOf(waitNs)
+	h := &e.buckets[b]
+	if !e.isLive(b) {
+		h.cum = [bins]uint16{}
+		h.cumLo = [bins]uint64{}
+		h.len = 0
+		h.next = 0
+	}
+	i := binOf(min(overshootNs, maxSampleNs))
+	if h.len == window {
+		h.remove(int(h.ring[h.next]))
+	} else {
+		h.len++
+	}
+	h.ring[h.next] = uint8(i)
+	h.add(i)
+	h.next = (h.next + 1) % window
+	h.lastSeq = e.seq
 }
 
-func (e *estimator) isLive(r *ring, i int) bool {
-	return e.seq-r.stamp[i] < horizon
+// observeCost records that an OS wait of waitNs cost the thread cpuNs of
+// CPU time: cost += (x − cost) / 4 in signed arithmetic, truncating toward
+// zero (Go's integer division does).
+func (e *estimator) observeCost(waitNs, cpuNs uint64) {
+	x := int64(min(cpuNs, maxSampleNs))
+	h := &e.buckets[bucketOf(waitNs)]
+	if !h.hasCost {
+		h.cost, h.hasCost = uint64(x), true
+		return
+	}
+	c := int64(h.cost)
+	h.cost = uint64(c + (x-c)/4)
 }
 
-// liveSamples is the number of live samples in bucket b.
+// liveSamples is the number of live samples in bucket b (0 once forgotten).
 func (e *estimator) liveSamples(b int) int {
-	r := &e.buckets[b]
-	n := 0
-	for i := 0; i < r.len; i++ {
-		if e.isLive(r, i) {
-			n++
-		}
+	if e.isLive(b) {
+		return e.buckets[b].len
 	}
-	return n
+	return 0
 }
 
-// hasLive reports whether bucket b has a live sample.
-func (e *estimator) hasLive(b int) bool {
-	r := &e.buckets[b]
-	for i := 0; i < r.len; i++ {
-		if e.isLive(r, i) {
-			return true
-		}
-	}
-	return false
-}
-
-// source is the bucket whose samples stand for b: the first with a live
-// sample in the order b, b-1, …, 0, b+1, …, buckets-1; -1 if none has one.
-// Borrowing from shorter waits first is optimistic on purpose: an estimator
-// that assumes the worst for a length it never tried never dares that wait,
-// never observes it, and spins forever.
+// source is the bucket whose samples stand for b: the first live one in the
+// order b, b-1, …, 0, b+1, …, buckets-1; -1 if none is. Borrowing from
+// shorter waits first is optimistic on purpose: an estimator that assumes
+// the worst for a length it never tried never dares that wait, never
+// observes it, and spins forever.
 func (e *estimator) source(b int) int {
 	for s := b; s >= 0; s-- {
-		if e.hasLive(s) {
+		if e.isLive(s) {
 			return s
 		}
 	}
 	for s := b + 1; s < buckets; s++ {
-		if e.hasLive(s) {
+		if e.isLive(s) {
 			return s
 		}
 	}
 	return -1
 }
 
-// sortedLive returns the live samples of bucket b, sorted ascending, on
-// the stack (no allocation per sleep).
-func (e *estimator) sortedLive(b int) ([window]uint64, int) {
-	r := &e.buckets[b]
-	var v [window]uint64
-	n := 0
-	for i := 0; i < r.len; i++ {
-		if e.isLive(r, i) {
-			v[n] = r.overshoot[i]
-			n++
+// empty reports whether no bucket is live.
+func (e *estimator) empty() bool {
+	for b := 0; b < buckets; b++ {
+		if e.isLive(b) {
+			return false
 		}
 	}
-	slices.Sort(v[:n])
-	return v, n
+	return true
 }
 
-// margin is how long before the deadline an OS wait in bucket b must end so
-// that the spin can finish the sleep (Exact mode): with v the sorted live
-// samples of b's source, q = v[n-1-(n-1)/outlierShare] and the lower median
-// m = v[(n-1)/2], q + 2·(q − m) + headroom.
-func (e *estimator) margin(b int) uint64 {
+// margin is the margin at which at most sharePpm parts per million of the
+// remembered wake-ups of bucket b came later: quantile(source(b), share)
+// when b is established at that share; otherwise (a window too young to set
+// a sample aside, whose maximum says little about a rare tail) the largest
+// of that and quantile(l, share) over every live bucket l > b, since longer
+// waits wake no earlier. defaultMarginNs when nothing is live.
+func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	s := e.source(b)
 	if s < 0 {
 		return defaultMarginNs
 	}
-	v, n := e.sortedLive(s)
-	q := v[n-1-(n-1)/outlierShare]
-	median := v[(n-1)/2]
-	return satAdd(satAdd(q, satMul(q-median, 2)), headroomNs)
+	own := e.quantile(s, sharePpm)
+	if e.places(s, sharePpm) {
+		return own
+	}
+	for l := b + 1; l < buckets; l++ {
+		if e.isLive(l) {
+			own = max(own, e.quantile(l, sharePpm))
+		}
+	}
+	return own
 }
 
-// compensation is the lower median overshoot of bucket b's source,
-// subtracted from the OS wait in Efficient mode; 0 before anything was observed.
+// places reports whether bucket s has enough samples to set one aside at
+// sharePpm: n · min(share, 10^6) >= 10^6.
+func (e *estimator) places(s int, sharePpm uint64) bool {
+	return satMul(uint64(e.buckets[s].len), min(sharePpm, ppm)) >= ppm
+}
+
+// established reports whether the samples that stand for bucket b are
+// enough to place a margin at sharePpm on their own (n · share >= 10^6).
+func (e *estimator) established(b int, sharePpm uint64) bool {
+	s := e.source(b)
+	return s >= 0 && e.places(s, sharePpm)
+}
+
+// quantile is the upper edge of the bin holding the sample of rank
+// floor(n · share / 10^6) + 1 from the top of bucket s's own samples:
+// binHi(0) when every sample may be set aside.
+func (e *estimator) quantile(s int, sharePpm uint64) uint64 {
+	h := &e.buckets[s]
+	n := uint64(h.len)
+	allowed := satMul(n, min(sharePpm, ppm)) / ppm
+	// The highest bin i with (samples in bins >= i) > allowed is the lowest
+	// i with cum[i] >= n - allowed.
+	return binHi(h.firstBinReaching(n - allowed))
+}
+
+// tail counts, for an OS wait of bucket b that ends g before the deadline,
+// the samples that would have woken after it and the spin the others leave.
+func (e *estimator) tail(b int, g uint64) tailCounts {
+	s := e.source(b)
+	if s < 0 {
+		return tailCounts{}
+	}
+	h := &e.buckets[s]
+	n := uint64(h.len)
+	within, loSum := h.prefix(lastBinWithin(g))
+	return tailCounts{samples: n, late: n - within, spinSum: spinSum(g, within, loSum)}
+}
+
+// splitCounts, over the bins of b's source with binHi <= g: within counts
+// the samples with binHi <= limit, restSpin sums (g − binLo) over the others.
+func (e *estimator) splitCounts(b int, limit, g uint64) (within, restSpin uint64) {
+	s := e.source(b)
+	if s < 0 {
+		return 0, 0
+	}
+	h := &e.buckets[s]
+	nG, loG := h.prefix(lastBinWithin(g))
+	nL, loL := h.prefix(lastBinWithin(min(limit, g)))
+	return nL, spinSum(g, nG-nL, loG-loL)
+}
+
+// compensation is the middle of the bin holding the lower median of bucket
+// b's remembered overshoots (within 6.25 % of the true median), subtracted
+// from the OS wait in Efficient mode; 0 before anything was observed.
 func (e *estimator) compensation(b int) uint64 {
 	s := e.source(b)
 	if s < 0 {
 		return 0
 	}
-	v, n := e.sortedLive(s)
-	return v[(n-1)/2]
+	h := &e.buckets[s]
+	rank := uint64(h.len-1) / 2 // 0-based from the bottom
+	i := h.firstBinReaching(rank + 1)
+	return binLo(i) + (binHi(i)-binLo(i))/2
+}
+
+// cost is the learned thread-CPU cost of one OS wait of bucket b: its own
+// average, else the first bucket's that has one in the order b, b-1, …, 0,
+// b+1, …, buckets-1, else defaultCostNs.
+func (e *estimator) cost(b int) uint64 {
+	for s := b; s >= 0; s-- {
+		if e.buckets[s].hasCost {
+			return e.buckets[s].cost
+		}
+	}
+	for s := b + 1; s < buckets; s++ {
+		if e.buckets[s].hasCost {
+			return e.buckets[s].cost
+		}
+	}
+	return defaultCostNs
 }

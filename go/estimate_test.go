@@ -2,8 +2,12 @@ package keeptime
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
+
+// The estimator's pieces on their own; spec/vectors/estimator.json
+// (vectors_test.go) pins the whole.
 
 func TestBucketsPartitionTheRange(t *testing.T) {
 	for _, c := range []struct {
@@ -16,59 +20,75 @@ func TestBucketsPartitionTheRange(t *testing.T) {
 	}
 	for b := 0; b < buckets; b++ {
 		if bucketOf(bucketLo(b)) != b || bucketOf(bucketHi(b)) != b {
-			t.Errorf("bucket %d: lo %d or hi %d falls outside", b, bucketLo(b), bucketHi(b))
-		}
-		if b > 0 && bucketLo(b) != bucketHi(b-1)+1 {
-			t.Errorf("bucket %d does not start where %d ends", b, b-1)
+			t.Errorf("bucket %d: [%d, %d] not its own", b, bucketLo(b), bucketHi(b))
 		}
 	}
-	if bucketHi(buckets-1) != math.MaxUint64 {
-		t.Error("the last bucket is not open-ended")
+}
+
+func TestBinsPartitionTheSampleRange(t *testing.T) {
+	for _, c := range []struct {
+		ns  uint64
+		bin int
+	}{{0, 0}, {1023, 0}, {1024, 1}, {1152, 2}, {2047, 8}, {2048, 9}, {4000, 16}, {55_000, 46}, {maxSampleNs, bins - 2}, {1_006_632_960, bins - 1}} {
+		if got := binOf(c.ns); got != c.bin {
+			t.Errorf("binOf(%d) = %d, want %d", c.ns, got, c.bin)
+		}
+	}
+	if binHi(1) != 1151 || binLo(16) != 3_840 || binHi(16) != 4_095 || binLo(46) != 53_248 || binHi(46) != 57_343 ||
+		binLo(bins-2) != 939_524_096 || binHi(bins-2) != 1_006_632_959 || binHi(bins-1) != 1_073_741_823 {
+		t.Fatal("bin edges differ from spec/estimator.md's examples")
+	}
+	for i := 0; i < bins; i++ {
+		if binOf(binLo(i)) != i || binOf(binHi(i)) != i {
+			t.Errorf("bin %d: [%d, %d] not its own", i, binLo(i), binHi(i))
+		}
+		if i > 0 && (binLo(i) != binHi(i-1)+1 || (binHi(i)-binLo(i)+1)*8 > binLo(i)) {
+			t.Errorf("bin %d: not contiguous or wider than 12.5 %%", i)
+		}
 	}
 }
 
-func TestASteadyOvershootCostsItsSpreadNotItsSize(t *testing.T) {
+func TestMarginIsTheBinAboveTheAllowedTail(t *testing.T) {
 	var e estimator
 	e.beginSleep()
-	for i := uint64(0); i < window; i++ {
-		e.observe(100_000, 54_000+(i%4)*1_000) // 54..57 µs: the default timer slack
+	for i := 0; i < 99; i++ {
+		e.observe(100_000, 4_000) // bin [3840, 4095]
 	}
-	// q = 57 µs (4th largest), lower median 55 µs: 57 + 2·2 + 1 µs.
-	if got := e.margin(3); got != 62_000 {
-		t.Fatalf("margin = %d, want 62000", got)
+	e.observe(100_000, 2_000_000)
+	// n = 100: at 1 % one sample may be later than the margin.
+	if got := e.margin(3, 10_000); got != 4_095 {
+		t.Errorf("margin at 1 %% = %d, want 4095", got)
+	}
+	// At 0.5 % none may: the outlier is the margin.
+	if got := e.margin(3, 5_000); got != binHi(binOf(2_000_000)) {
+		t.Errorf("margin at 0.5 %% = %d, want %d", got, binHi(binOf(2_000_000)))
+	}
+	// Shares above 100 % count as 100 %: every sample may be later.
+	if got := e.margin(3, 5*ppm); got != binHi(0) {
+		t.Errorf("margin at 500 %% = %d", got)
 	}
 }
 
-func TestUpToThreeOutliersInAFullWindowAreIgnored(t *testing.T) {
+func TestOneOutlierLeavesAfterWindowObservations(t *testing.T) {
 	var e estimator
 	e.beginSleep()
-	for i := 0; i < window-3; i++ {
-		e.observe(100_000, 4_000)
+	e.observe(100_000, 900_000)
+	for i := 0; i < window-1; i++ {
+		e.observe(100_000, 3_000)
 	}
-	for k := uint64(1); k <= 3; k++ {
-		e.observe(100_000, 2_000_000+k)
+	if got := e.margin(3, 0); got != binHi(binOf(900_000)) {
+		t.Fatalf("with the outlier in the window: %d", got)
 	}
-	if got := e.margin(3); got != 4_000+1_000 {
-		t.Fatalf("three outliers moved the margin to %d", got)
+	e.observe(100_000, 3_000)
+	if got := e.margin(3, 0); got != binHi(binOf(3_000)) {
+		t.Fatalf("after %d more observations: %d", window, got)
 	}
-	e.observe(100_000, 2_000_000) // a fourth: the window's 90th percentile moved
-	if got := e.margin(3); got != 2_000_000+2*(2_000_000-4_000)+1_000 {
-		t.Fatalf("margin = %d", got)
-	}
-}
-
-func TestFewSamplesUseTheirMaximum(t *testing.T) {
-	var e estimator
-	e.beginSleep()
-	e.observe(1_000, 7_000)
-	e.observe(1_000, 3_000)
-	// n = 2: q = 7 µs, lower median 3 µs.
-	if got := e.margin(0); got != 7_000+2*4_000+1_000 {
-		t.Fatalf("margin = %d", got)
+	if e.liveSamples(3) != window {
+		t.Fatal("the window is not full")
 	}
 }
 
-func TestSamplesExpireAfterHorizonSleepsEvenUnused(t *testing.T) {
+func TestUnusedBucketsAreForgottenAfterHorizonSleeps(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(100_000, 300_000)
@@ -76,11 +96,15 @@ func TestSamplesExpireAfterHorizonSleepsEvenUnused(t *testing.T) {
 		e.beginSleep()
 	}
 	if e.liveSamples(3) != 1 {
-		t.Fatal("sample expired early")
+		t.Fatal("forgotten too early")
 	}
 	e.beginSleep()
-	if e.liveSamples(3) != 0 || e.margin(3) != defaultMarginNs || e.compensation(3) != 0 {
-		t.Fatal("sample outlived the horizon")
+	if e.liveSamples(3) != 0 || e.margin(3, 10_000) != defaultMarginNs || !e.empty() {
+		t.Fatal("not forgotten after horizon sleeps")
+	}
+	e.observe(100_000, 5_000) // starts afresh
+	if e.liveSamples(3) != 1 || e.margin(3, 0) != binHi(binOf(5_000)) {
+		t.Fatal("a forgotten bucket does not start afresh")
 	}
 }
 
@@ -88,23 +112,59 @@ func TestBorrowsFromShorterThenLongerBuckets(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(20_000, 8_000) // bucket 1
-	if e.margin(5) != 9_000 || e.margin(0) != 9_000 || e.compensation(7) != 8_000 {
-		t.Fatalf("margins %d %d compensation %d", e.margin(5), e.margin(0), e.compensation(7))
+	if e.margin(5, 10_000) != binHi(binOf(8_000)) || e.margin(0, 10_000) != binHi(binOf(8_000)) {
+		t.Fatal("no borrowing")
 	}
-	e.observe(2_000_000, 30_000) // bucket 7
-	if e.margin(9) != 31_000 || e.margin(6) != 9_000 {
-		t.Fatalf("bucket 9 should borrow from 7, bucket 6 from 1: %d %d", e.margin(9), e.margin(6))
+	if got := e.compensation(7); got != 7_935 { // middle of [7680, 8191]
+		t.Fatalf("compensation = %d, want 7935", got)
 	}
 }
 
-func TestMedianIsTheLowerMedian(t *testing.T) {
+func TestCompensationIsTheMiddleOfTheLowerMedianBin(t *testing.T) {
 	var e estimator
 	e.beginSleep()
-	for _, x := range []uint64{5, 1, 4, 2} {
+	for _, x := range []uint64{5_000, 1_100, 4_000, 2_100} {
 		e.observe(1_000, x)
 	}
-	if got := e.compensation(0); got != 2 {
-		t.Fatalf("compensation = %d, want 2", got)
+	if got := e.compensation(0); got != 2_175 { // middle of [2048, 2303]
+		t.Fatalf("compensation = %d, want 2175", got)
+	}
+}
+
+func TestCostIsAQuarterWeightAverageBorrowedWhenMissing(t *testing.T) {
+	var e estimator
+	if e.cost(4) != defaultCostNs {
+		t.Fatal("default cost")
+	}
+	for _, c := range []struct{ cpu, want uint64 }{
+		{20_000, 20_000}, // the first sample is the cost
+		{10_000, 17_500},
+		{17_501, 17_500}, // 1 / 4 truncates
+		{17_497, 17_500}, // -3 / 4 truncates toward zero
+		{math.MaxUint64, 17_500 + (maxSampleNs-17_500)/4},
+	} {
+		e.observeCost(100_000, c.cpu)
+		if got := e.cost(3); got != c.want {
+			t.Errorf("after %d: cost %d, want %d", c.cpu, got, c.want)
+		}
+	}
+	if e.cost(9) != e.cost(3) || e.cost(0) != e.cost(3) {
+		t.Fatal("cost not borrowed")
+	}
+}
+
+func TestTailAndSplitCounts(t *testing.T) {
+	var e estimator
+	e.beginSleep()
+	e.observe(50_000, 2_000)  // bin [1920, 2047]
+	e.observe(50_000, 30_000) // bin [28672, 30719]
+	if got := e.tail(2, 10_000); got != (tailCounts{samples: 2, late: 1, spinSum: 10_000 - 1_920}) {
+		t.Fatalf("tail = %+v", got)
+	}
+	// g = 40 µs: both bins fit; the 2 µs one within a 5 µs limit, the other not.
+	within, rest := e.splitCounts(2, 5_000, 40_000)
+	if within != 1 || rest != 40_000-28_672 {
+		t.Fatalf("splitCounts = %d, %d", within, rest)
 	}
 }
 
@@ -112,11 +172,11 @@ func TestSamplesAreClampedAndArithmeticSaturates(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(math.MaxUint64, math.MaxUint64)
-	if got := e.margin(buckets - 1); got != maxSampleNs+headroomNs {
+	if got := e.margin(buckets-1, 10_000); got != binHi(bins-2) { // 1 s is in the last bin but one
 		t.Fatalf("margin = %d", got)
 	}
-	if w, ok := planExact(&e, math.MaxUint64, 0); !ok || w != math.MaxUint64-(maxSampleNs+headroomNs+splitNs) {
-		t.Fatalf("planExact(max) = %d %v", w, ok)
+	if p, ok := planExact(&e, math.MaxUint64, 10_000, 0, planStep{first: true}); !ok || p != (osWaitPlan{waitNs: math.MaxUint64 - binHi(bins-2), restBudgetPpm: 10_000}) {
+		t.Fatalf("planExact(max) = %+v %v", p, ok)
 	}
 	if satAdd(math.MaxUint64, 1) != math.MaxUint64 || satSub(1, 2) != 0 || satMul(1<<40, 1<<40) != math.MaxUint64 {
 		t.Fatal("saturating arithmetic wraps")
@@ -126,18 +186,19 @@ func TestSamplesAreClampedAndArithmeticSaturates(t *testing.T) {
 func TestPlansOnAFreshEstimator(t *testing.T) {
 	var e estimator
 	for _, c := range []struct {
-		rem, wait uint64
-		ok        bool
+		rem, minSpin, wait uint64
+		ok                 bool
 	}{
-		{4_000, 0, false},             // below minOsWaitNs: spin
-		{10_000, 0, false},            // default margin 50 µs does not fit
-		{60_000, 10_000, true},        // 60 µs - 50 µs
-		{1_000_000, 750_000, true},    // long: margin + split
-		{10_000_000, 9_750_000, true}, // long
+		{4_000, 0, 0, false},               // below minOsWaitNs: spin
+		{10_000, 0, 0, false},              // the default margin (50 µs) does not fit
+		{60_000, 0, 10_000, true},          // 60 µs - 50 µs
+		{1_000_000, 0, 950_000, true},      // one wait, no split before anything is learned
+		{10_000_000, 0, 9_950_000, true},   //
+		{1_000_000, 80_000, 920_000, true}, // minSpin is a floor
 	} {
-		w, ok := planExact(&e, c.rem, 0)
-		if w != c.wait || ok != c.ok {
-			t.Errorf("planExact(%d) = %d %v, want %d %v", c.rem, w, ok, c.wait, c.ok)
+		p, ok := planExact(&e, c.rem, 10_000, c.minSpin, planStep{first: true})
+		if ok && p != (osWaitPlan{waitNs: c.wait, restBudgetPpm: 10_000}) || ok != c.ok {
+			t.Errorf("planExact(%d, min %d) = %+v %v, want %d %v", c.rem, c.minSpin, p, ok, c.wait, c.ok)
 		}
 	}
 	if w, ok := planEfficient(&e, 1_000_000); !ok || w != 1_000_000 {
@@ -145,5 +206,159 @@ func TestPlansOnAFreshEstimator(t *testing.T) {
 	}
 	if _, ok := planEfficient(&e, 0); ok {
 		t.Error("planEfficient(0) planned a wait")
+	}
+}
+
+// The planner's own cost per call on a warm estimator (go test -bench Plan):
+// a number to read, not an assertion.
+func BenchmarkPlanExact(b *testing.B) {
+	var e estimator
+	e.beginSleep()
+	for i := uint64(0); i < 1024; i++ {
+		e.observe(900_000, 3_000+i*37%9_000)
+		e.observe(40_000, 2_000+i*13%2_000)
+	}
+	e.observeCost(900_000, 2_500)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		planExact(&e, 1_000_000, 10_000, 0, planStep{first: true})
+	}
+}
+
+// The spec's queries as written in spec/estimator.md: scans over the bin
+// counts, with term-by-term saturating sums. The estimator answers them
+// from prefix sums; both must agree on every input.
+type scanModel struct{ counts [bins]uint64 }
+
+func scanOf(h *histogram) (m scanModel) {
+	for k := 0; k < h.len; k++ {
+		m.counts[h.ring[k]]++
+	}
+	return m
+}
+
+func (m scanModel) quantile(n, p uint64) uint64 {
+	allowed := satMul(n, min(p, ppm)) / ppm
+	above := uint64(0)
+	for i := bins - 1; i >= 0; i-- {
+		above += m.counts[i]
+		if above > allowed {
+			return binHi(i)
+		}
+	}
+	return binHi(0)
+}
+
+func (m scanModel) tail(n, g uint64) tailCounts {
+	t := tailCounts{samples: n}
+	for i, c := range m.counts {
+		if c == 0 {
+			continue
+		}
+		if binHi(i) > g {
+			t.late += c
+		} else {
+			t.spinSum = satAdd(t.spinSum, satMul(c, g-binLo(i)))
+		}
+	}
+	return t
+}
+
+func (m scanModel) splitCounts(limit, g uint64) (within, restSpin uint64) {
+	for i, c := range m.counts {
+		hi := binHi(i)
+		if c == 0 || hi > g {
+			continue
+		}
+		if hi <= limit {
+			within += c
+		} else {
+			restSpin = satAdd(restSpin, satMul(c, g-binLo(i)))
+		}
+	}
+	return within, restSpin
+}
+
+func (m scanModel) compensation(n uint64) uint64 {
+	rank := (n - 1) / 2
+	below := uint64(0)
+	for i := 0; i < bins; i++ {
+		below += m.counts[i]
+		if below > rank {
+			return binLo(i) + (binHi(i)-binLo(i))/2
+		}
+	}
+	return 0
+}
+
+func TestPrefixSumsAnswerAsTheSpecsScans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var e estimator
+	e.beginSleep()
+	gs := []uint64{0, 1023, 1024, 3_071, 50_000, 917_503, 1 << 30, math.MaxUint64 / 1024, math.MaxUint64 / 3, math.MaxUint64}
+	for round := 0; round < 3_000; round++ {
+		// Overshoots spread over every octave, and a full window's worth.
+		o := rng.Uint64N(1 << (10 + rng.UintN(21)))
+		if rng.UintN(50) == 0 {
+			o = math.MaxUint64
+		}
+		e.observe(100_000, o)
+		if round%7 != 0 {
+			continue
+		}
+		h := &e.buckets[3]
+		m, n := scanOf(h), uint64(h.len)
+		for _, p := range []uint64{0, 1, 999, 1_000, 5_000, 10_000, 50_000, ppm, 3 * ppm} {
+			if got, want := e.quantile(3, p), m.quantile(n, p); got != want {
+				t.Fatalf("round %d: quantile(%d) = %d, scan %d", round, p, got, want)
+			}
+		}
+		if got, want := e.compensation(3), m.compensation(n); got != want {
+			t.Fatalf("round %d: compensation = %d, scan %d", round, got, want)
+		}
+		for _, g := range append(gs, rng.Uint64N(2_000_000_000), rng.Uint64()) {
+			if got, want := e.tail(3, g), m.tail(n, g); got != want {
+				t.Fatalf("round %d: tail(%d) = %+v, scan %+v", round, g, got, want)
+			}
+			for _, limit := range []uint64{0, 45_000, g / 2, g, math.MaxUint64} {
+				w1, r1 := e.splitCounts(3, limit, g)
+				w2, r2 := m.splitCounts(limit, g)
+				if w1 != w2 || r1 != r2 {
+					t.Fatalf("round %d: splitCounts(%d, %d) = %d, %d; scan %d, %d", round, limit, g, w1, r1, w2, r2)
+				}
+			}
+		}
+	}
+}
+
+func TestSpinSumSaturatesAsATermByTermSum(t *testing.T) {
+	for _, c := range []struct{ g, n, lo, want uint64 }{
+		{10_000, 3, 6_000, 24_000},
+		{math.MaxUint64, 1, 5, math.MaxUint64 - 5},
+		{math.MaxUint64, 2, 0, math.MaxUint64},
+		{math.MaxUint64, 2, math.MaxUint64, math.MaxUint64},      // exact: 2^64 - 1
+		{math.MaxUint64 / 2, 2, 0, math.MaxUint64 - 1},           // exact: 2^64 - 2
+		{math.MaxUint64/2 + 1, 2, 1, math.MaxUint64},             // exact: 2^64 - 1
+		{math.MaxUint64/2 + 1, 2, 0, math.MaxUint64},             // 2^64: saturates
+		{math.MaxUint64, 1024, 1024 * 1_000_000, math.MaxUint64}, // far beyond
+		{0, 0, 0, 0},
+	} {
+		if got := spinSum(c.g, c.n, c.lo); got != c.want {
+			t.Errorf("spinSum(%d, %d, %d) = %d, want %d", c.g, c.n, c.lo, got, c.want)
+		}
+	}
+}
+
+// One observation into a full window (one sample's prefix sums out, one in),
+// as every OS wait does (go test -bench Observe): a number to read.
+func BenchmarkObserve(b *testing.B) {
+	var e estimator
+	e.beginSleep()
+	for i := uint64(0); i < window; i++ {
+		e.observe(900_000, 3_000+i*37%9_000)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.observe(900_000, 2_000+uint64(i)*7919%60_000)
 	}
 }

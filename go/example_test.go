@@ -1,6 +1,7 @@
 package keeptime_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -76,4 +77,42 @@ func ExampleInspectClocks() {
 	for _, note := range report.Notes {
 		fmt.Println("-", note)
 	}
+}
+
+func ExampleSleeper_SetTailTarget() {
+	s := keeptime.NewSleeper(keeptime.Exact)
+	fmt.Println("default:", s.TailTarget())
+
+	// At most 0.1 % of sleeps may end late; keeptime spins longer for it.
+	s.SetTailTarget(keeptime.TailStrict)
+	for i := 0; i < 20; i++ {
+		s.Sleep(300 * time.Microsecond)
+	}
+	st := s.Stats()
+	// (A sleep whose deadline passed before it began, say in a preemption,
+	// is no sleep: Sleeps counts those that had to wait.)
+	fmt.Println("target:", s.TailTarget(), "late <= sleeps <= 20:", st.Late <= st.Sleeps && st.Sleeps <= 20)
+	// What precision costs on this machine: st.LateShare(), st.OSWaits per
+	// sleep, st.CPUEstimate over the time slept.
+	s.ResetStats()
+	fmt.Println("after reset:", s.Stats().Sleeps)
+	// Output:
+	// default: 1%
+	// target: 0.1% late <= sleeps <= 20: true
+	// after reset: 0
+}
+
+func ExampleNewTailTarget() {
+	t, err := keeptime.NewTailTarget(0.002) // 0.2 %
+	fmt.Println(t, t.PPM(), err)
+
+	_, err = keeptime.NewTailTarget(1.5) // not a share: an error, never clamped
+	fmt.Println(errors.Is(err, keeptime.ErrInvalidTailTarget))
+
+	t, err = keeptime.ParseTailTarget("strict")
+	fmt.Println(t, err)
+	// Output:
+	// 0.2% 2000 <nil>
+	// true
+	// 0.1% <nil>
 }

@@ -35,6 +35,13 @@ type platform interface {
 	// prepareThread readies the calling thread for precise waits; called
 	// once per sleep that waits, before its first OS wait.
 	prepareThread()
+	// threadCPU reads the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID
+	// on Linux); ok is false where it cannot be read.
+	threadCPU() (ns uint64, ok bool)
+	// lockThread and unlockThread bracket an OS wait whose thread CPU time
+	// is sampled: the goroutine must stay on one OS thread in between.
+	lockThread()
+	unlockThread()
 }
 
 // system is the real clock and OS of the running machine.
@@ -65,6 +72,15 @@ func (s *system) endSpin() { endSpin() }
 // OS thread at every OS wait, so the timer slack is checked inside each OS
 // wait, under runtime.LockOSThread (see osWaitUntil).
 func (s *system) prepareThread() {}
+
+func (s *system) threadCPU() (uint64, bool) { return threadCPUNs() }
+
+// lockThread wires the goroutine to its OS thread (runtime.LockOSThread;
+// nested locks, such as the one osWaitUntil takes, are counted by Go), so
+// that the two thread-CPU readings around a sampled wait read one thread.
+func (s *system) lockThread() { runtime.LockOSThread() }
+
+func (s *system) unlockThread() { runtime.UnlockOSThread() }
 
 // spinSlots is the process-wide cap on goroutines spinning at once:
 // max(1, CPUs - 1), CPUs being those this process may use (runtime.NumCPU

@@ -221,3 +221,42 @@ func TestRelativeWaitNeverWakesBeforeItsTarget(t *testing.T) {
 		}
 	}
 }
+
+// Every tail target: never early, and the stats add up (no figures: those
+// belong in the benchmark). On Linux the thread CPU clock was sampled, so
+// some OS-wait length has a learned cost; the fallback cannot read it and
+// keeps the default.
+func TestTailTargetsAreNeverEarlyAndStatsAddUp(t *testing.T) {
+	for _, target := range []TailTarget{TailRelaxed, TailBalanced, TailStrict} {
+		s := NewSleeper(Exact)
+		s.SetTailTarget(target)
+		const n = 60
+		for i := 0; i < n; i++ {
+			deadline := time.Now().Add(time.Duration(100_000 + i*10_000))
+			s.SleepUntil(deadline)
+			if time.Now().Before(deadline) {
+				t.Fatalf("target %v: sleep %d returned early", target, i)
+			}
+		}
+		st := s.Stats()
+		// A deadline can pass before the call (a preemption): no sleep then.
+		if st.Sleeps == 0 || st.Sleeps > n || st.Late > st.Sleeps || st.CPUEstimate < st.Spin || st.Spin < 0 {
+			t.Fatalf("target %v: stats %+v", target, st)
+		}
+		if st.OSWaits > 0 {
+			sampled := false
+			for b := 0; b < buckets; b++ {
+				sampled = sampled || s.est.buckets[b].hasCost
+			}
+			if sampled != hasAbsoluteWait {
+				t.Fatalf("target %v: thread CPU sampled %v, absolute waits %v", target, sampled, hasAbsoluteWait)
+			}
+		}
+		if s.TailTarget() != target {
+			t.Fatalf("TailTarget() = %v, want %v", s.TailTarget(), target)
+		}
+	}
+	if n := spinners.Load(); n != 0 {
+		t.Fatalf("%d spin slots still held", n)
+	}
+}

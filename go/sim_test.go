@@ -7,7 +7,9 @@ package keeptime
 // unless the next scripted interrupt i satisfies now + i < t: then the clock
 // becomes now + i and the wait reports interrupted. relax() advances the
 // clock by spinStep, yield() by yieldStep, reading it costs nothing, and
-// tryBeginSpin answers slotsFree.
+// tryBeginSpin answers slotsFree. The simulated thread CPU clock advances by
+// waitCost per completed OS wait (an interrupted one costs nothing) and by
+// every relax and yield step.
 type simPlatform struct {
 	clock            uint64
 	overshoots       []uint64
@@ -20,6 +22,10 @@ type simPlatform struct {
 	waits            []simWait
 	relaxes, yields  uint64
 	prepares         int
+	waitCost         uint64
+	cpu              uint64
+	locked           int // lockThread depth
+	cpuReads         int
 }
 
 // simWait is one OS wait: [issued, target, woke, interrupted] in the vectors.
@@ -47,6 +53,7 @@ func (s *simPlatform) osWaitUntil(target uint64) osWake {
 			return waitInterrupted
 		}
 	}
+	s.cpu = satAdd(s.cpu, s.waitCost)
 	over := s.defaultOvershoot
 	if len(s.overshoots) > 0 {
 		over, s.overshoots = s.overshoots[0], s.overshoots[1:]
@@ -58,11 +65,13 @@ func (s *simPlatform) osWaitUntil(target uint64) osWake {
 
 func (s *simPlatform) relax() {
 	s.clock = satAdd(s.clock, s.spinStep)
+	s.cpu = satAdd(s.cpu, s.spinStep)
 	s.relaxes++
 }
 
 func (s *simPlatform) yield() {
 	s.clock = satAdd(s.clock, s.yieldStep)
+	s.cpu = satAdd(s.cpu, s.yieldStep)
 	s.yields++
 }
 
@@ -76,3 +85,12 @@ func (s *simPlatform) tryBeginSpin() bool {
 func (s *simPlatform) endSpin() { s.spinning = false }
 
 func (s *simPlatform) prepareThread() { s.prepares++ }
+
+func (s *simPlatform) threadCPU() (uint64, bool) {
+	s.cpuReads++
+	return s.cpu, true
+}
+
+func (s *simPlatform) lockThread() { s.locked++ }
+
+func (s *simPlatform) unlockThread() { s.locked-- }

@@ -1,7 +1,10 @@
 package keeptime
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -10,25 +13,152 @@ import (
 const (
 	// minOsWaitNs: shorter OS waits are not worth a system call; spin instead.
 	minOsWaitNs = 5_000
-	// splitNs: a long OS wait stops this much earlier than its margin, and a
-	// short OS wait covers the rest: long waits have long-tailed wake-ups,
-	// short ones wake within a few µs, so the tail costs no CPU.
-	splitNs = 200_000
-	// longBucket is the first bucket whose waits are long (262.144 µs and up).
-	longBucket = 5
-	// spinYieldAfterNs: a spin this old yields on every further iteration.
+	// spinYieldAfterNs: a spin this old (or minSpin, if longer) may yield
+	// while the deadline is far.
 	spinYieldAfterNs = 50_000
+	// spinNearNs: within this much of the deadline a spin only pauses,
+	// never yields, so the last stretch is polled at the clock's own speed.
+	spinNearNs = 20_000
+	// exploreEvery: every this many sleeps, the first plan of a sleep
+	// prefers a two-wait plan whose short wait's bucket is not yet
+	// established (exploration), so short buckets get the samples that let
+	// two-wait plans compete on their merit.
+	exploreEvery = 8
 )
+
+// splitsNs are the lengths of the short second OS wait that a two-wait plan
+// leaves after its long first one (planExact), in the order tried.
+var splitsNs = [...]uint64{50_000, 100_000, 200_000, 400_000}
+
+// TailTarget is the share of Exact sleeps a Sleeper lets end late because
+// the OS woke the thread after the deadline. For each sleep keeptime picks
+// the plan with the least expected CPU (one OS wait then a spin, a long
+// wait plus a short one then a spin, or a pure spin) whose late share,
+// predicted from this machine's learned wake-ups, meets the target. A
+// stricter target spins longer; see the README for what each preset costs.
+//
+// It is held in parts per million. The presets are TailRelaxed (5 %),
+// TailBalanced (1 %, the default) and TailStrict (0.1 %); NewTailTarget and
+// ParseTailTarget make others and reject what is out of range, never
+// clamping. The zero TailTarget stands for TailBalanced.
+type TailTarget struct {
+	ppm uint32
+}
+
+var (
+	// TailRelaxed lets 5 % of sleeps end late: the cheapest preset.
+	TailRelaxed = TailTarget{ppm: 50_000}
+	// TailBalanced lets 1 % of sleeps end late (the default): a spin-level p99.
+	TailBalanced = TailTarget{ppm: 10_000}
+	// TailStrict lets 0.1 % of sleeps end late: a spin-level p99.9, at a
+	// higher CPU price.
+	TailStrict = TailTarget{ppm: 1_000}
+)
+
+// ErrInvalidTailTarget is returned (wrapped) for a tail target outside
+// (0, 1), NaN, or below the resolution of 10⁻⁶ (an error, not rounded up).
+var ErrInvalidTailTarget = errors.New("keeptime: tail target must be a share strictly between 0 and 1, at least 0.000001")
+
+// NewTailTarget returns the target for a share in [10⁻⁶, 1), e.g. 0.01 for
+// 1 %; the share is rounded to parts per million. NaN, shares below 10⁻⁶
+// (the resolution: an error, never rounded up) or >= 1, and shares that
+// round above 1 − 10⁻⁶ return an error wrapping ErrInvalidTailTarget.
+func NewTailTarget(share float64) (TailTarget, error) {
+	if !(share >= 1e-6 && share < 1) {
+		return TailTarget{}, fmt.Errorf("%w (got %v)", ErrInvalidTailTarget, share)
+	}
+	p := math.Round(share * 1e6)
+	if p < 1 || p > 999_999 {
+		return TailTarget{}, fmt.Errorf("%w (got %v)", ErrInvalidTailTarget, share)
+	}
+	return TailTarget{ppm: uint32(p)}, nil
+}
+
+// ParseTailTarget parses "relaxed", "balanced" (or "default"), "strict"
+// (any case), a share such as "0.01", or a percentage such as "1%". Anything
+// else, and shares NewTailTarget rejects, return an error wrapping
+// ErrInvalidTailTarget.
+func ParseTailTarget(s string) (TailTarget, error) {
+	t := strings.TrimSpace(s)
+	switch strings.ToLower(t) {
+	case "relaxed":
+		return TailRelaxed, nil
+	case "balanced", "default":
+		return TailBalanced, nil
+	case "strict":
+		return TailStrict, nil
+	}
+	scale := 1.0
+	if p, ok := strings.CutSuffix(t, "%"); ok {
+		t, scale = strings.TrimSpace(p), 100
+	}
+	share, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return TailTarget{}, fmt.Errorf("%w (got %q; or relaxed, balanced, strict)", ErrInvalidTailTarget, s)
+	}
+	target, err := NewTailTarget(share / scale)
+	if err != nil {
+		return TailTarget{}, fmt.Errorf("%w (got %q)", ErrInvalidTailTarget, s)
+	}
+	return target, nil
+}
+
+// Share returns the target as a share, e.g. 0.01.
+func (t TailTarget) Share() float64 { return float64(t.PPM()) / 1e6 }
+
+// PPM returns the target in parts per million (1 to 999 999).
+func (t TailTarget) PPM() uint32 {
+	if t.ppm == 0 {
+		return TailBalanced.ppm
+	}
+	return t.ppm
+}
+
+// String returns the target as a percentage, e.g. "1%".
+func (t TailTarget) String() string {
+	return strconv.FormatFloat(float64(t.PPM())/1e4, 'f', -1, 64) + "%"
+}
+
+// SleeperStats is what a Sleeper has spent since it was made or its stats
+// were last reset (see Sleeper.Stats).
+type SleeperStats struct {
+	// Sleeps counts the sleeps that had to wait (deadline not yet passed).
+	Sleeps uint64 `json:"sleeps"`
+	// Late counts the sleeps that ended after their deadline because an OS
+	// wait woke the goroutine late; a spin-finished sleep is never counted.
+	Late uint64 `json:"late"`
+	// OSWaits counts the OS waits issued (one resumed after a signal counts once).
+	OSWaits uint64 `json:"os_waits"`
+	// Spin is the time spent spinning.
+	Spin time.Duration `json:"spin_ns"`
+	// CPUEstimate is the estimated CPU time of the waiting: the learned cost
+	// of each OS wait when it was made, plus Spin.
+	CPUEstimate time.Duration `json:"cpu_estimate_ns"`
+}
+
+// LateShare is Late / Sleeps (0 before the first sleep).
+func (st SleeperStats) LateShare() float64 {
+	if st.Sleeps == 0 {
+		return 0
+	}
+	return float64(st.Late) / float64(st.Sleeps)
+}
+
+// sleepStats are the counters of spec/sleep.md "Stats", in nanoseconds.
+type sleepStats struct {
+	sleeps, late, osWaits, spinNs, cpuEstimateNs uint64
+}
 
 // Mode is how a Sleeper finishes a wait: the trade between accuracy and CPU.
 // The zero value is Exact.
 type Mode int
 
 const (
-	// Exact (the default) is spin-finished: OS waits with an absolute
-	// deadline end a learned margin before it, and a spin on the clock
-	// finishes the sleep. Never returns early; typically well under a
-	// microsecond late, for the CPU time of the margin (a few µs) per sleep.
+	// Exact (the default) is spin-finished: one or two OS waits with an
+	// absolute deadline end a learned margin before it, and a spin on the
+	// clock finishes the sleep; the plan is the cheapest that meets the
+	// sleeper's TailTarget. Never returns early; all but the target's share
+	// of sleeps end within a fraction of a microsecond of the deadline.
 	Exact Mode = iota
 	// Efficient is seed 001's compensated sleep: one OS wait that ends the
 	// learned median overshoot before the deadline, and no spin. Almost no
@@ -37,9 +167,10 @@ const (
 	// documented exception to "never early".
 	Efficient
 	// Spin is a pure spin on the clock with the CPU's pause hint: the most
-	// accurate, and a whole core for the whole wait (it yields after 50 µs so
-	// that a crowd of spinners does not starve other goroutines and
-	// threads). Never returns early.
+	// accurate, and a whole core for the whole wait. After 50 µs it yields
+	// on each iteration while the deadline is more than 20 µs away, so that
+	// a crowd of spinners does not starve other goroutines and threads; the
+	// last 20 µs are polled with the pause hint alone. Never returns early.
 	Spin
 )
 
@@ -67,20 +198,29 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // A Sleeper waits precisely and learns, from every OS wait it makes, how
-// late the OS wakes it.
+// late the OS wakes it and what a wait costs.
 //
-// Every wait goes: OS waits with an absolute deadline (clock_nanosleep
-// TIMER_ABSTIME on CLOCK_MONOTONIC, on Linux), each ending a learned margin
-// before the deadline (a wait of 262 µs or more also leaves 200 µs for a
-// short one, whose wake-up is tighter), then a spin on the clock with the
-// CPU's pause hint. The margins are learned online (spec/estimator.md), so
-// they follow the machine's load: the margin is about the 90th percentile of
-// the last 32 overshoots of that wait length plus twice their spread, so a
-// lasting rise in wake-up latency is followed within 4 samples, up to 3
-// outliers in a full window change nothing, a large but steady overshoot
-// costs only its spread, and every sample is forgotten after 32 waits of its
-// length or 128 sleeps. On Linux the OS thread that does each OS wait gets a
-// 1 ns timer slack (see SetTimerSlack).
+// Every Exact wait goes: OS waits with an absolute deadline (clock_nanosleep
+// TIMER_ABSTIME on CLOCK_MONOTONIC, on Linux), then a spin on the clock
+// with the CPU's pause hint. For each sleep the planner (spec/sleep.md)
+// takes the cheapest of one OS wait then a spin, a long wait plus a short
+// one then a spin, or a pure spin, whose predicted share of late sleeps
+// meets the sleeper's TailTarget (default 1 %). The predictions come from
+// the wake-ups of the last 1024 OS waits of each length, kept as histograms
+// (spec/estimator.md): one outlier counts for at most 1024 waits of its
+// length and, once 100 samples are in, moves the 1 % margin by one rank at
+// most; a lasting rise is followed after 11 late wake-ups at 1 % (with a
+// full window, at once in one under 100 samples); a wait
+// length unused for 256 sleeps is forgotten and tried afresh. A wait length
+// with too few samples to set one aside at the share it is planned at is
+// never trusted to wake earlier than any longer one; the first plan of every
+// 8th sleep explores a two-wait plan through such a short wait length (at
+// that conservative margin, one extra OS wait), so it gathers samples. A
+// wait cut short to its length's longest is only a sleep's first plan, and
+// only when no complete plan meets the target. What an OS
+// wait costs is learned by reading the thread CPU clock around every 8th
+// one. On Linux the OS thread that does each OS wait gets a 1 ns timer
+// slack (see SetTimerSlack).
 //
 // Guarantees in Exact and Spin mode: never returns before the deadline by
 // time.Now's monotonic reading; a signal (EINTR) resumes the OS wait toward
@@ -90,22 +230,26 @@ func ParseMode(s string) (Mode, error) {
 // with an OS wait straight to the deadline (late by the wake-up latency,
 // never early).
 //
-// Cost: one clock read (~28 ns) for a past deadline; otherwise one or two OS
-// waits plus a spin of the learned margin, typically a few µs of CPU per
-// sleep.
+// Cost: one clock read (~28 ns) for a past deadline; otherwise one or two
+// OS waits plus a spin of the learned margin. Stats reports what this
+// sleeper spent.
 //
 // A Sleeper is not safe for concurrent use, like bufio.Reader: give each
 // goroutine its own (the package functions Sleep and SleepUntil share a pool
-// of them). The zero value is an Exact sleeper ready to use.
+// of them). The zero value is an Exact sleeper with TailBalanced, ready to use.
 type Sleeper struct {
-	p         platform
-	mode      Mode
-	keepSlack bool
-	minSpinNs uint64
-	est       estimator
+	p            platform
+	mode         Mode
+	keepSlack    bool
+	minSpinNs    uint64
+	target       TailTarget
+	est          estimator
+	waitsPlanned uint64
+	stats        sleepStats
 }
 
-// NewSleeper returns a sleeper in the given mode on the real clock.
+// NewSleeper returns a sleeper in the given mode on the real clock, with
+// the default tail target (TailBalanced).
 func NewSleeper(mode Mode) *Sleeper {
 	return &Sleeper{mode: mode}
 }
@@ -125,8 +269,18 @@ func (s *Sleeper) platform() platform {
 // Mode returns the sleeper's mode.
 func (s *Sleeper) Mode() Mode { return s.mode }
 
-// SetMode switches the mode; the learned margins are kept.
+// SetMode switches the mode; what was learned is kept.
 func (s *Sleeper) SetMode(m Mode) { s.mode = m }
+
+// TailTarget returns the share of Exact sleeps allowed to end late.
+func (s *Sleeper) TailTarget() TailTarget { return TailTarget{ppm: s.target.PPM()} }
+
+// SetTailTarget sets the share of Exact sleeps allowed to end late because
+// the OS woke the goroutine after the deadline (default TailBalanced, 1 %);
+// what was learned is kept. A stricter target spins longer, on this
+// machine's learned tail. Make targets other than the presets with
+// NewTailTarget, which rejects invalid shares.
+func (s *Sleeper) SetTailTarget(t TailTarget) { s.target = t }
 
 // SetTimerSlack says whether the OS thread that does each OS wait gets a
 // 1 ns Linux timer slack (the default, true). Timer slack is per thread and
@@ -134,7 +288,7 @@ func (s *Sleeper) SetMode(m Mode) { s.mode = m }
 // after keeptime set it, which makes other timed waits on that thread
 // (including the Go runtime's own) wake more punctually, nothing else. With
 // false the kernel's default (50 µs) stays, and the estimator learns the
-// larger overshoot and spins for it. Ignored off Linux.
+// larger overshoot and plans for it. Ignored off Linux.
 func (s *Sleeper) SetTimerSlack(set1ns bool) {
 	s.keepSlack = !set1ns
 	if sys, ok := s.p.(*system); ok {
@@ -142,17 +296,31 @@ func (s *Sleeper) SetTimerSlack(set1ns bool) {
 	}
 }
 
-// SetMinSpin sets the shortest spin that finishes an Exact sleep (default 0:
-// only the learned margin); the last OS wait then ends at least d before the
-// deadline. The learned margin covers roughly the 97th percentile of the
-// OS's wake-up overshoot for a spin of a few µs; on virtual machines the
-// rarest wake-ups come tens of µs late, and a spin that covers them gives
-// spin-level p99 accuracy at a fixed CPU price of d ÷ the sleep's length.
-// A negative d counts as 0.
+// SetMinSpin sets the shortest spin that finishes an Exact sleep (default
+// 0: the planner decides); the last OS wait then ends at least d before the
+// deadline, whatever the tail target allows. It is a floor for users who
+// want a fixed spin on top of the target, at a CPU price of d ÷ the sleep's
+// length. A negative d counts as 0.
 func (s *Sleeper) SetMinSpin(d time.Duration) { s.minSpinNs = durationNs(d) }
 
 // MinSpin reports the shortest spin set by SetMinSpin.
 func (s *Sleeper) MinSpin() time.Duration { return durationOf(s.minSpinNs) }
+
+// Stats returns what this sleeper has spent since it was made or since
+// ResetStats: sleeps, late sleeps, OS waits, spin time and its CPU
+// estimate.
+func (s *Sleeper) Stats() SleeperStats {
+	return SleeperStats{
+		Sleeps:      s.stats.sleeps,
+		Late:        s.stats.late,
+		OSWaits:     s.stats.osWaits,
+		Spin:        durationOf(s.stats.spinNs),
+		CPUEstimate: durationOf(s.stats.cpuEstimateNs),
+	}
+}
+
+// ResetStats starts the stats afresh; what was learned is kept.
+func (s *Sleeper) ResetStats() { s.stats = sleepStats{} }
 
 // Sleep pauses the calling goroutine for at least d (in Exact and Spin mode),
 // typically a fraction of a microsecond more. A negative or zero d returns
@@ -192,23 +360,34 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 	}
 	p.prepareThread()
 	s.est.beginSleep()
+	s.stats.sleeps++
 	switch s.mode {
 	case Spin:
-		return spinUntil(p, deadline, now, 0)
+		return s.spin(p, deadline, now, spinYieldAfterNs)
 	case Efficient:
 		if wait, ok := planEfficient(&s.est, deadline-now); ok {
 			now = s.osWait(p, now, wait)
 		}
 		return now
 	default: // Exact, and any out-of-range Mode value
+		budget := uint64(s.target.PPM())
+		step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
 		for {
-			wait, ok := planExact(&s.est, deadline-now, s.minSpinNs)
+			plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
+			step.first, step.explore = false, false
 			if !ok {
-				return finish(p, deadline, now, s.minSpinNs)
+				return s.finish(p, deadline, now)
 			}
-			now = s.osWait(p, now, wait)
-			if now >= deadline {
-				return now // overslept: late, nothing left to do
+			now = s.osWait(p, now, plan.waitNs)
+			if now >= deadline { // overslept: nothing left to do
+				if now > deadline {
+					s.stats.late++
+				}
+				return now
+			}
+			budget = plan.restBudgetPpm
+			if plan.split {
+				step.afterSplit = true
 			}
 		}
 	}
@@ -216,13 +395,43 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 
 // osWait is one planned OS wait of waitNs from now, resumed toward the same
 // absolute target after signals; it records the overshoot (an interrupted
-// attempt records nothing) and returns the clock reading after it.
+// attempt records nothing) and, around every costSampleEvery-th planned
+// wait, the thread CPU time the wait cost; it returns the clock reading
+// after it.
+//
+// The thread CPU clock is per OS thread and a goroutine may move between
+// threads at any point where it could be descheduled, so a sampled wait
+// holds its thread (runtime.LockOSThread, via lockThread) from the first
+// reading to the second; the other seven waits of eight run unlocked.
 func (s *Sleeper) osWait(p platform, now, waitNs uint64) uint64 {
 	target := satAdd(now, waitNs)
+	sample := s.waitsPlanned%costSampleEvery == 0
+	s.waitsPlanned++
+	var cpu0 uint64
+	var haveCPU bool
+	if sample {
+		p.lockThread()
+		cpu0, haveCPU = p.threadCPU()
+	}
 	waitThroughSignals(p, target)
 	woke := p.now()
+	if sample {
+		if haveCPU {
+			if cpu1, ok := p.threadCPU(); ok {
+				s.est.observeCost(waitNs, satSub(cpu1, cpu0))
+			}
+		}
+		p.unlockThread()
+	}
+	s.countWait(bucketOf(waitNs))
 	s.est.observe(waitNs, satSub(woke, target))
 	return woke
+}
+
+// countWait counts one OS wait of bucket b in the stats, at its learned cost.
+func (s *Sleeper) countWait(b int) {
+	s.stats.osWaits++
+	s.stats.cpuEstimateNs = satAdd(s.stats.cpuEstimateNs, s.est.cost(b))
 }
 
 func waitThroughSignals(p platform, target uint64) {
@@ -232,59 +441,181 @@ func waitThroughSignals(p platform, target uint64) {
 
 // finish is the last phase of an Exact sleep: spin if a spin slot is free,
 // else an OS wait straight to the deadline (late, never early).
-func finish(p platform, deadline, now, minSpin uint64) uint64 {
+func (s *Sleeper) finish(p platform, deadline, now uint64) uint64 {
 	if p.tryBeginSpin() {
 		defer p.endSpin()
-		return spinUntil(p, deadline, now, minSpin)
+		return s.spin(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs))
 	}
-	for now < deadline {
+	for {
+		s.countWait(bucketOf(deadline - now))
 		waitThroughSignals(p, deadline)
 		now = p.now()
+		if now >= deadline {
+			if now > deadline {
+				s.stats.late++
+			}
+			return now
+		}
 	}
-	return now
 }
 
-// spinUntil spins on the clock until deadline: the pause hint for the
-// planned length of a spin, max(50 µs, minSpin), then a yield on every
-// iteration. (The spec's interrupt check every 10 ms of yielding has nothing
-// to check in Go: there is no way to stop a Sleep early.)
-func spinUntil(p platform, deadline, start, minSpin uint64) uint64 {
-	pauseFor := max(spinYieldAfterNs, minSpin)
+// spin spins on the clock until deadline: the pause hint for pauseFor (the
+// planned length of the spin) and always within spinNearNs of the deadline,
+// a yield on each iteration in between. (The spec's interrupt check every
+// 10 ms of yielding has nothing to check in Go: there is no way to stop a
+// Sleep early.)
+func (s *Sleeper) spin(p platform, deadline, start, pauseFor uint64) uint64 {
 	now := start
 	for now < deadline {
-		if now-start < pauseFor {
+		if now-start < pauseFor || deadline-now <= spinNearNs {
 			p.relax()
 		} else {
 			p.yield()
 		}
 		now = p.now()
 	}
+	s.stats.spinNs = satAdd(s.stats.spinNs, now-start)
+	s.stats.cpuEstimateNs = satAdd(s.stats.cpuEstimateNs, now-start)
 	return now
 }
 
-// planExact is the next OS wait of an Exact sleep with remaining ns to go:
-// the longest wait L >= minOsWaitNs whose own bucket's gap (the larger of its
-// margin and minSpin, plus splitNs for long waits) still fits before the
-// deadline, searching buckets from bucketOf(remaining) down. ok == false
-// means spin.
-func planExact(e *estimator, remaining, minSpin uint64) (wait uint64, ok bool) {
-	if remaining < minOsWaitNs {
-		return 0, false
+// planStep says where in a sleep planExact is asked.
+type planStep struct {
+	// first: the first plan of a sleep (no OS wait taken yet); only then may
+	// a wait cut short to its bucket's longest (a chunk) be taken.
+	first bool
+	// explore: the first plan of every exploreEvery-th sleep.
+	explore bool
+	// afterSplit: a two-wait plan's first wait has been taken; only its
+	// short wait (one OS wait, then a spin) or a spin may follow, no further
+	// split or chunk.
+	afterSplit bool
+}
+
+// osWaitPlan is the next OS wait planExact chose.
+type osWaitPlan struct {
+	waitNs uint64
+	// split: the long first wait of a two-wait plan.
+	split bool
+	// restBudgetPpm is the late-share budget the rest of the sleep plans
+	// with: half the budget (the short wait's share) after a two-wait plan's
+	// first wait, else the budget unchanged.
+	restBudgetPpm uint64
+}
+
+// planExact is the next OS wait of an Exact sleep with remaining ns to go,
+// or ok == false to spin the rest: the plan with the least expected thread
+// CPU whose predicted share of late sleeps is at most budget ppm
+// (spec/sleep.md, "Planning"). Candidates, ties keeping the earlier:
+//
+//   - one OS wait ending the bucket's margin at budget (at least minSpin)
+//     before the deadline, then a spin: its learned cost plus the expected
+//     spin;
+//   - for each S of splitsNs, a long wait ending S plus the short wait's
+//     margin (at half the budget) before the deadline, a short wait of
+//     about S, then a spin; taken only if the long wait's own late share
+//     plus the short one's fit the budget;
+//   - a pure spin of remaining.
+//
+// When only a wait cut short to its bucket's longest fits (its own bucket's
+// margin would allow a longer one, the longer bucket's does not), that
+// chunk is not the last OS wait and its full cost is unknown: it is taken
+// only as a sleep's first plan (step.first), when no complete plan meets the
+// budget and one wait costs less than spinning the rest. After a two-wait
+// plan's first wait (step.afterSplit) only the one-wait candidate or a spin
+// is considered. With step.explore (the first plan of every exploreEvery-th
+// sleep), a two-wait plan that meets the budget and whose short wait's
+// bucket is not yet established at half the budget is taken even if it
+// costs more: the one whose short bucket has the most samples (ties: the
+// smaller S), finishing one bucket at a time.
+//
+// Before anything is learned: one OS wait ending defaultMarginNs (or
+// minSpin) before the deadline.
+func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (osWaitPlan, bool) {
+	r := remaining
+	if r < minOsWaitNs {
+		return osWaitPlan{}, false
 	}
-	for b := bucketOf(remaining); b >= 0; b-- {
-		gap := max(e.margin(b), minSpin)
-		if b >= longBucket {
-			gap = satAdd(gap, splitNs)
+	one := func(waitNs uint64) osWaitPlan {
+		return osWaitPlan{waitNs: waitNs, restBudgetPpm: budget}
+	}
+	if e.empty() {
+		g := max(defaultMarginNs, minSpin)
+		if r >= g && r-g >= minOsWaitNs {
+			return one(r - g), true
 		}
-		if remaining < gap {
+		return osWaitPlan{}, false
+	}
+	var best osWaitPlan
+	found := false
+	bestCost := r // a pure spin
+	// A wait cut to its bucket's longest is not the last OS wait: its cost
+	// is not known here, so it is only a fallback when no complete plan fits.
+	var chunk osWaitPlan
+	var chunkCost uint64
+	haveChunk := false
+	for b := bucketOf(r); b >= 0; b-- {
+		g := max(e.margin(b, budget), minSpin)
+		if r < g {
 			continue
 		}
-		l := min(remaining-gap, bucketHi(b))
+		l := r - g
+		if l > bucketHi(b) {
+			if bucketHi(b) >= minOsWaitNs && step.first {
+				chunk, chunkCost, haveChunk = one(bucketHi(b)), e.cost(b), true
+			}
+			break
+		}
 		if l >= bucketLo(b) && l >= minOsWaitNs {
-			return l, true
+			t := e.tail(b, g)
+			cost := satAdd(e.cost(b), t.spinSum/t.samples)
+			if cost < bestCost {
+				best, found, bestCost = one(l), true, cost
+			}
+			break
 		}
 	}
-	return 0, false
+	var explored osWaitPlan
+	exploredN, haveExplored := 0, false
+	q := budget / 2
+	for _, sNs := range splitsNs {
+		if q == 0 || step.afterSplit {
+			break
+		}
+		bs := bucketOf(sNs)
+		gs := max(e.margin(bs, q), minSpin)
+		g := satAdd(sNs, gs)
+		if r < g || r-g < minOsWaitNs {
+			continue
+		}
+		l1 := r - g
+		b1 := bucketOf(l1)
+		t1 := e.tail(b1, g)
+		room, restSpin := e.splitCounts(b1, sNs-minOsWaitNs, g)
+		ts := e.tail(bs, gs)
+		late := satMul(t1.late*ts.samples+room*ts.late, ppm)
+		if late > satMul(budget, t1.samples*ts.samples) {
+			continue
+		}
+		second := satAdd(e.cost(bs), ts.spinSum/ts.samples)
+		cost := satAdd(e.cost(b1), satAdd(satMul(room, second), restSpin)/t1.samples)
+		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q}
+		if step.explore && !e.established(bs, q) {
+			if n := e.liveSamples(bs); !haveExplored || n > exploredN {
+				explored, exploredN, haveExplored = plan, n, true
+			}
+		}
+		if cost < bestCost {
+			best, found, bestCost = plan, true, cost
+		}
+	}
+	if haveExplored {
+		return explored, true
+	}
+	if !found && haveChunk && chunkCost < r {
+		return chunk, true
+	}
+	return best, found
 }
 
 // planEfficient is the single OS wait of an Efficient sleep: the longest

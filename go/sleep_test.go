@@ -1,6 +1,7 @@
 package keeptime
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"reflect"
@@ -24,45 +25,20 @@ func TestPastDeadlineReturnsAtOnce(t *testing.T) {
 	}
 }
 
-func TestExactCascadeLongWaitShortWaitSpin(t *testing.T) {
-	sim := newSim(0)
-	sim.defaultOvershoot = 2_000
-	sim.overshoots = []uint64{12_000, 3_000}
-	s := newSleeperOn(sim, Exact)
-	got := s.sleepUntilNs(1_000_000)
-	// Fresh: margin 50 µs + split 200 µs → 750 µs. Then bucket 4 borrows the
-	// 12 µs sample of bucket 6 (one sample: q = median = 12 µs, margin
-	// 12 + 0 + 1 = 13 µs) → 225 µs. Then 10 µs remain: bucket 0 borrows the
-	// 3 µs of bucket 4 (margin 4 µs) → 6 µs. 2 µs remain: spin 20 × 100 ns.
-	want := []simWait{
-		{0, 750_000, 762_000, false},
-		{762_000, 987_000, 990_000, false},
-		{990_000, 996_000, 998_000, false},
-	}
-	if !reflect.DeepEqual(sim.waits, want) {
-		t.Fatalf("waits\n got %v\nwant %v", sim.waits, want)
-	}
-	if got != 1_000_000 || sim.relaxes != 20 || sim.yields != 0 {
-		t.Fatalf("returned %d after %d relaxes, %d yields", got, sim.relaxes, sim.yields)
-	}
-	if sim.spinning {
-		t.Fatal("spin slot not given back")
-	}
-	if s.est.liveSamples(6) != 1 || s.est.liveSamples(4) != 1 || s.est.liveSamples(0) != 1 || s.est.seq != 1 {
-		t.Fatal("each OS wait should leave one sample in its own bucket, one sleep begun")
-	}
-}
-
-func TestOversleptReturnsWithoutSpinning(t *testing.T) {
+func TestOversleptReturnsWithoutSpinningAndCountsLate(t *testing.T) {
 	sim := newSim(0)
 	sim.overshoots = []uint64{80_000}
-	got := newSleeperOn(sim, Exact).sleepUntilNs(100_000)
-	// Fresh margin 50 µs: 50 µs fits bucket 2, not bucket 3.
+	s := newSleeperOn(sim, Exact)
+	got := s.sleepUntilNs(100_000)
+	// Nothing learned: one OS wait ending the default 50 µs margin early.
 	if want := []simWait{{0, 50_000, 130_000, false}}; !reflect.DeepEqual(sim.waits, want) {
 		t.Fatalf("waits %v, want %v", sim.waits, want)
 	}
 	if got != 130_000 || sim.relaxes != 0 {
 		t.Fatalf("returned %d after %d relaxes", got, sim.relaxes)
+	}
+	if st := s.Stats(); st.Sleeps != 1 || st.Late != 1 || st.OSWaits != 1 || st.Spin != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 
@@ -73,9 +49,9 @@ func TestInterruptedWaitsResumeTowardTheSameTargetAndRecordNothing(t *testing.T)
 	s := newSleeperOn(sim, Exact)
 	got := s.sleepUntilNs(1_000_000)
 	head := []simWait{
-		{0, 750_000, 100_000, true},
-		{100_000, 750_000, 150_000, true},
-		{150_000, 750_000, 760_000, false},
+		{0, 950_000, 100_000, true},
+		{100_000, 950_000, 150_000, true},
+		{150_000, 950_000, 960_000, false},
 	}
 	if len(sim.waits) < 3 || !reflect.DeepEqual(sim.waits[:3], head) {
 		t.Fatalf("waits %v, want to start with %v", sim.waits, head)
@@ -87,8 +63,8 @@ func TestInterruptedWaitsResumeTowardTheSameTargetAndRecordNothing(t *testing.T)
 	for b := 0; b < buckets; b++ {
 		samples += s.est.liveSamples(b)
 	}
-	if samples != len(sim.waits)-2 {
-		t.Fatalf("%d samples for %d completed waits", samples, len(sim.waits)-2)
+	if samples != len(sim.waits)-2 || s.Stats().OSWaits != uint64(len(sim.waits)-2) {
+		t.Fatalf("%d samples, %d OS waits counted for %d completed waits", samples, s.Stats().OSWaits, len(sim.waits)-2)
 	}
 }
 
@@ -96,19 +72,35 @@ func TestNoSpinSlotEndsWithAnOSWaitToTheDeadline(t *testing.T) {
 	sim := newSim(0)
 	sim.slotsFree = false
 	sim.defaultOvershoot = 4_000
-	got := newSleeperOn(sim, Exact).sleepUntilNs(100_000)
+	s := newSleeperOn(sim, Exact)
+	got := s.sleepUntilNs(100_000)
 	last := sim.waits[len(sim.waits)-1]
 	if last.target != 100_000 || got != last.woke || got < 100_000 || sim.relaxes != 0 || sim.spinning {
 		t.Fatalf("waits %v returned %d relaxes %d", sim.waits, got, sim.relaxes)
 	}
+	if st := s.Stats(); st.Late != 1 || st.OSWaits != uint64(len(sim.waits)) {
+		t.Fatalf("stats %+v for waits %v", st, sim.waits)
+	}
 }
 
-func TestSpinModePausesFor50usThenYieldsWithoutASlot(t *testing.T) {
+func TestSpinModePausesNearTheDeadlineAndYieldsOnlyWhileItIsFar(t *testing.T) {
 	sim := newSim(0)
 	sim.slotsFree = false // Spin mode spins anyway: the caller asked for a core
-	got := newSleeperOn(sim, Spin).sleepUntilNs(100_000)
-	if got != 100_000 || sim.relaxes != 500 || sim.yields != 50 || len(sim.waits) != 0 {
+	s := newSleeperOn(sim, Spin)
+	got := s.sleepUntilNs(200_000)
+	// 50 µs of pause (500 steps of 100 ns), yields of 1 µs until 20 µs
+	// before the deadline (130), then the pause alone (200 steps).
+	if got != 200_000 || sim.relaxes != 700 || sim.yields != 130 || len(sim.waits) != 0 {
 		t.Fatalf("returned %d after %d relaxes, %d yields, %d waits", got, sim.relaxes, sim.yields, len(sim.waits))
+	}
+	if st := s.Stats(); st != (SleeperStats{Sleeps: 1, Spin: 200 * time.Microsecond, CPUEstimate: 200 * time.Microsecond}) {
+		t.Fatalf("stats %+v", st)
+	}
+	// A spin shorter than 20 µs never yields.
+	sim.relaxes, sim.yields = 0, 0
+	s.sleepUntilNs(sim.now() + 15_000)
+	if sim.relaxes != 150 || sim.yields != 0 {
+		t.Fatalf("%d relaxes, %d yields", sim.relaxes, sim.yields)
 	}
 }
 
@@ -121,12 +113,284 @@ func TestEfficientMayReturnEarlyByDesign(t *testing.T) {
 	}
 	sim.advanceTo(200_000)
 	got := s.sleepUntilNs(300_000)
-	// Median 55 µs: wait 45 µs (bucket 2), which overshoots only 50 µs.
-	if want := (simWait{200_000, 245_000, 295_000, false}); sim.waits[1] != want || got != 295_000 {
+	// The median's bin is [53248, 57343], compensated by its middle
+	// (55295): a 44705 ns wait (bucket 2, borrowing bucket 3's samples),
+	// which overshoots only 50 µs: 5295 ns early.
+	if want := (simWait{200_000, 244_705, 294_705, false}); sim.waits[1] != want || got != 294_705 {
 		t.Fatalf("wait %v returned %d", sim.waits[1], got)
 	}
 	if sim.relaxes != 0 {
 		t.Fatal("efficient mode spun")
+	}
+	if st := s.Stats(); st.Sleeps != 2 || st.Late != 0 || st.OSWaits != 2 {
+		t.Fatalf("stats %+v (efficient sleeps are never counted late)", st)
+	}
+}
+
+func TestAWarmedUpSleeperFinishesWithAShortSpin(t *testing.T) {
+	sim := newSim(0)
+	sim.defaultOvershoot = 4_000
+	sim.waitCost = 2_000
+	s := newSleeperOn(sim, Exact)
+	for i := 0; i < 10; i++ {
+		s.Sleep(time.Millisecond)
+	}
+	sim.waits = nil
+	relaxes := sim.relaxes
+	deadline := sim.now() + 1_000_000
+	woke := s.sleepUntilNs(deadline)
+	// A steady 4 µs overshoot lies in the bin [3840, 4095]: one OS wait ends
+	// 4095 ns before the deadline (a second wait would only add its 2 µs
+	// cost), then a spin of 95 ns = one 100 ns step.
+	if len(sim.waits) != 1 || deadline-sim.waits[0].target != 4_095 {
+		t.Fatalf("waits %v", sim.waits)
+	}
+	if sim.relaxes-relaxes != 1 || woke != deadline+5 {
+		t.Fatalf("%d relaxes, woke %d after the deadline", sim.relaxes-relaxes, woke-deadline)
+	}
+}
+
+func TestCheapShortWaitsMakeTwoWaitPlans(t *testing.T) {
+	// A quiet host: a 1 ms wait wakes up to 40 µs late (every 10th sleep's
+	// first wait), a ~50 µs one 3 µs late, and a wait costs 2 µs. Waking
+	// 53 µs early and taking a second short wait is cheaper than spinning
+	// the long wait's tail, but only once the short waits' bucket (2) is
+	// established at the share it is planned at; until then its margin is
+	// the long waits' (40959 ns at 1 % and 0.5 %), and only exploration
+	// (the first plan of every 8th sleep) gives it samples.
+	sim := newSim(0)
+	sim.waitCost = 2_000
+	sim.defaultOvershoot = 3_000
+	s := newSleeperOn(sim, Exact)
+	var early [][]uint64 // per sleep: how long before the deadline each wait ended
+	var shortSamples []int
+	for i := 0; i < 1200; i++ {
+		if i%10 == 9 {
+			sim.overshoots = []uint64{40_000}
+		}
+		shortSamples = append(shortSamples, s.est.liveSamples(2))
+		sim.waits = nil
+		deadline := sim.now() + 1_000_000
+		woke := s.sleepUntilNs(deadline)
+		if woke < deadline {
+			t.Fatalf("sleep %d returned early", i)
+		}
+		var e []uint64
+		for _, w := range sim.waits {
+			e = append(e, deadline-w.target)
+		}
+		early = append(early, e)
+	}
+	for _, c := range []struct {
+		sleep   int
+		samples int // live samples of bucket 2 before the sleep
+		early   []uint64
+	}{
+		// seq 864: exploring, the short wait planned at the long waits' margin.
+		{863, 87, []uint64{90_959, 40_959}},
+		// Young at 1 %: one wait at the long waits' margin, then a spin.
+		{864, 88, []uint64{40_959}},
+		// Established at 1 % (n >= 100) but not at the split's 0.5 %: one
+		// wait at the long margin, then a short one-wait plan (3071 ns, the
+		// bin [2816, 3071] of 3 µs).
+		{1000, 114, []uint64{40_959, 3_071}},
+		{1094, 199, []uint64{40_959, 3_071}},
+		// n = 200 is established at 0.5 %: the two-wait plan, 50 µs + 3071.
+		{1095, 200, []uint64{53_071, 3_071}},
+		// The long wait woke 40 µs late: 13 µs are left, and bucket 0 (the
+		// short tails of earlier such sleeps, too young at 0.5 %) answers the
+		// long waits' margin, so the sleep spins.
+		{1199, 294, []uint64{53_071}},
+	} {
+		if shortSamples[c.sleep] != c.samples || !reflect.DeepEqual(early[c.sleep], c.early) {
+			t.Errorf("sleep %d (%d short samples): waits end %v ns early; want %d samples, %v",
+				c.sleep, shortSamples[c.sleep], early[c.sleep], c.samples, c.early)
+		}
+	}
+	for i := 1095; i < len(early); i++ {
+		if i%10 != 9 && !reflect.DeepEqual(early[i], []uint64{53_071, 3_071}) {
+			t.Errorf("sleep %d: waits end %v ns early, want the two-wait plan", i, early[i])
+		}
+	}
+}
+
+func TestALoneOutlierDoesNotMoveALearnedMargin(t *testing.T) {
+	sim := newSim(0)
+	sim.defaultOvershoot = 3_000
+	s := newSleeperOn(sim, Exact)
+	for i := 0; i < 200; i++ {
+		s.Sleep(100 * time.Microsecond)
+	}
+	b := bucketOf(96_000)
+	normal := binHi(binOf(3_000))
+	if got := s.est.margin(b, 10_000); got != normal {
+		t.Fatalf("learned margin %d, want %d", got, normal)
+	}
+	// One 2 ms preemption: late, but the 1 % margin holds (n >= 100, so one
+	// sample may lie above it).
+	sim.overshoots = []uint64{2_000_000}
+	s.Sleep(100 * time.Microsecond)
+	if got := s.est.margin(b, 10_000); got != normal || s.Stats().Late != 1 {
+		t.Fatalf("margin %d, late %d", got, s.Stats().Late)
+	}
+	// At 0.1 % it counts until window more waits of its length pushed it out.
+	if got := s.est.margin(b, 1_000); got != binHi(binOf(2_000_000)) {
+		t.Fatalf("0.1 %% margin %d", got)
+	}
+}
+
+func TestAMarginLargerThanTheWaitDoesNotSpinForever(t *testing.T) {
+	// Heavy overshoot while waits are short: the first sleeps must learn,
+	// then OS-wait again once the horizon passes, not spin indefinitely.
+	sim := newSim(0)
+	sim.defaultOvershoot = 80_000
+	s := newSleeperOn(sim, Exact)
+	s.Sleep(time.Millisecond)
+	sim.defaultOvershoot = 2_000
+	seen := 0
+	for i := 0; i < 2*horizon; i++ {
+		sim.waits = nil
+		s.Sleep(60 * time.Microsecond)
+		seen += len(sim.waits)
+	}
+	if seen == 0 {
+		t.Fatal("never dared an OS wait again")
+	}
+	if got := s.est.margin(bucketOf(50_000), 10_000); got != binHi(binOf(2_000)) {
+		t.Fatalf("margin %d", got)
+	}
+}
+
+func TestAStricterTargetSpinsLonger(t *testing.T) {
+	run := func(target TailTarget) uint64 {
+		sim := newSim(0)
+		sim.waitCost = 20_000
+		s := newSleeperOn(sim, Exact)
+		s.SetTailTarget(target)
+		// 2 % of wakes are 60 µs late, the rest 26 µs.
+		for i := 0; i < 500; i++ {
+			sim.defaultOvershoot = 26_000
+			if i%50 == 49 {
+				sim.defaultOvershoot = 60_000
+			}
+			s.Sleep(time.Millisecond)
+		}
+		sim.defaultOvershoot = 26_000
+		sim.waits = nil
+		deadline := sim.now() + 1_000_000
+		s.sleepUntilNs(deadline)
+		return deadline - sim.waits[0].target
+	}
+	// 5 %: the 26 µs bin; 1 % and 0.1 %: the 60 µs bin.
+	for _, c := range []struct {
+		target TailTarget
+		margin uint64
+	}{
+		{TailRelaxed, binHi(binOf(26_000))},
+		{TailBalanced, binHi(binOf(60_000))},
+		{TailStrict, binHi(binOf(60_000))},
+		{TailTarget{}, binHi(binOf(60_000))}, // the zero value is TailBalanced
+	} {
+		if got := run(c.target); got != c.margin {
+			t.Errorf("target %v: the OS wait ends %d ns early, want %d", c.target, got, c.margin)
+		}
+	}
+}
+
+func TestStatsCountSleepsLateWaitsSpinAndCPU(t *testing.T) {
+	sim := newSim(0)
+	sim.waitCost = 1_000
+	s := newSleeperOn(sim, Exact)
+	// Bootstrap: one wait to 50 µs before, woke 10 µs late; a second OS wait
+	// (margin: the top of 10 µs's bin [8192, 10239]), woke 10 µs late, then
+	// a spin of 239 ns (3 steps of 100 ns).
+	sim.overshoots = []uint64{10_000, 10_000}
+	s.sleepUntilNs(500_000)
+	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 300, CPUEstimate: 300 + 2*1_000}
+	if st := s.Stats(); st != want {
+		t.Fatalf("stats %+v, want %+v", st, want)
+	}
+	// An OS wait that wakes after the deadline makes a late sleep.
+	sim.overshoots = []uint64{500_000}
+	d := sim.now() + 300_000
+	if s.sleepUntilNs(d) <= d || s.Stats().Late != 1 || s.Stats().LateShare() != 0.5 {
+		t.Fatalf("stats %+v", s.Stats())
+	}
+	// A past deadline is no sleep.
+	s.sleepUntilNs(0)
+	if s.Stats().Sleeps != 2 {
+		t.Fatal("a past deadline counted as a sleep")
+	}
+	margin := s.est.margin(bucketOf(400_000), 10_000)
+	s.ResetStats()
+	if s.Stats() != (SleeperStats{}) || s.Stats().LateShare() != 0 {
+		t.Fatalf("after ResetStats: %+v", s.Stats())
+	}
+	if s.est.margin(bucketOf(400_000), 10_000) != margin || s.est.empty() {
+		t.Fatal("ResetStats forgot what was learned")
+	}
+}
+
+func TestTheThreadCPUClockIsReadAroundEveryEighthWait(t *testing.T) {
+	sim := newSim(0)
+	sim.defaultOvershoot = 3_000
+	sim.waitCost = 7_000
+	s := newSleeperOn(sim, Exact)
+	s.Sleep(200 * time.Microsecond)
+	b := bucketOf(150_000)
+	if got := s.est.cost(b); got != 7_000 {
+		t.Fatalf("first wait's cost %d, want 7000", got)
+	}
+	if sim.cpuReads != 2 || sim.locked != 0 {
+		t.Fatalf("%d reads of the thread CPU clock, lock depth %d", sim.cpuReads, sim.locked)
+	}
+	sim.waitCost = 11_000
+	// Until the 8th wait the cost is not sampled again.
+	for s.Stats().OSWaits < costSampleEvery {
+		s.Sleep(200 * time.Microsecond)
+		if s.Stats().OSWaits <= costSampleEvery && (s.est.cost(b) != 7_000 || sim.cpuReads != 2) {
+			t.Fatalf("sampled again after %d waits", s.Stats().OSWaits)
+		}
+	}
+	s.Sleep(200 * time.Microsecond)
+	if s.est.cost(b) <= 7_000 || sim.cpuReads != 4 || sim.locked != 0 {
+		t.Fatalf("9th wait: cost %d, %d reads, lock depth %d", s.est.cost(b), sim.cpuReads, sim.locked)
+	}
+}
+
+func TestNewTailTargetRejectsWhatIsNotAShare(t *testing.T) {
+	for _, share := range []float64{math.NaN(), 0, -0.01, 1, 1.5, math.Inf(1), math.Inf(-1), 1e-7, 4.9e-7, 5e-7, 9.99e-7, 0.9999996, -0.0} {
+		if tt, err := NewTailTarget(share); err == nil || !errors.Is(err, ErrInvalidTailTarget) {
+			t.Errorf("NewTailTarget(%v) = %v, %v; want ErrInvalidTailTarget", share, tt, err)
+		}
+	}
+	for _, c := range []struct {
+		share float64
+		ppm   uint32
+	}{{0.01, 10_000}, {0.05, 50_000}, {0.001, 1_000}, {1e-6, 1}, {1.4e-6, 1}, {0.999999, 999_999}, {0.0025, 2_500}} {
+		tt, err := NewTailTarget(c.share)
+		if err != nil || tt.PPM() != c.ppm {
+			t.Errorf("NewTailTarget(%v) = %v (%d ppm), %v; want %d ppm", c.share, tt, tt.PPM(), err, c.ppm)
+		}
+	}
+	if TailBalanced.Share() != 0.01 || TailStrict.String() != "0.1%" || TailRelaxed.PPM() != 50_000 || (TailTarget{}).String() != "1%" {
+		t.Fatal("presets")
+	}
+}
+
+func TestParseTailTarget(t *testing.T) {
+	for in, want := range map[string]TailTarget{
+		"relaxed": TailRelaxed, "Balanced": TailBalanced, "default": TailBalanced, " STRICT ": TailStrict,
+		"0.01": TailBalanced, "1%": TailBalanced, "0.1 %": TailStrict, "5%": TailRelaxed,
+	} {
+		if got, err := ParseTailTarget(in); err != nil || got != want {
+			t.Errorf("ParseTailTarget(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "fast", "NaN", "0", "1", "100%", "-1%", "0.00000001", "1e-9%", "%", "inf"} {
+		if got, err := ParseTailTarget(in); !errors.Is(err, ErrInvalidTailTarget) {
+			t.Errorf("ParseTailTarget(%q) = %v, %v; want ErrInvalidTailTarget", in, got, err)
+		}
 	}
 }
 

@@ -123,3 +123,15 @@ func timerSlackNs() (uint64, error) {
 	}
 	return uint64(n), nil
 }
+
+// threadCPUNs reads the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID,
+// a real system call here, ~150 ns: x/sys/unix does not use the vDSO). The
+// sleeper reads it around one planned OS wait in eight, holding the
+// goroutine on its thread in between.
+func threadCPUNs() (uint64, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return uint64(ts.Nano()), true
+}

@@ -31,3 +31,8 @@ func osYield() { runtime.Gosched() }
 var errNoTimerSlack = errors.New("keeptime: timer slack exists only on Linux")
 
 func timerSlackNs() (uint64, error) { return 0, errNoTimerSlack }
+
+// threadCPUNs reports that the fallback cannot read a thread CPU clock:
+// the sleeper then skips cost sampling and plans with the default cost of
+// an OS wait (5 µs, spec/estimator.md).
+func threadCPUNs() (uint64, bool) { return 0, false }

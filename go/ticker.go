@@ -195,6 +195,15 @@ func (t *Ticker) NextDeadline() time.Time { return t.timeOf(t.sched.nextDeadline
 // Efficient ticks cost almost no CPU and may be delivered a few µs early.
 func (t *Ticker) SetMode(m Mode) { t.sleeper.SetMode(m) }
 
+// SetTailTarget sets the tail target of the ticker's sleeper (default
+// TailBalanced): the share of its waits allowed to end late because the OS
+// woke the goroutine after the deadline (see Sleeper.SetTailTarget).
+func (t *Ticker) SetTailTarget(target TailTarget) { t.sleeper.SetTailTarget(target) }
+
+// SleeperStats returns the stats of the ticker's sleeper: its waits, late
+// waits, OS waits, spin time and CPU estimate (see Sleeper.Stats).
+func (t *Ticker) SleeperStats() SleeperStats { return t.sleeper.Stats() }
+
 // schedule is the pure state machine of spec/ticker.md: deadlines, policies
 // and stats, with no clock of its own (spec/vectors/ticker.json drives it).
 type schedule struct {

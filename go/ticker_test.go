@@ -90,6 +90,15 @@ func TestTickerOnSimulatedTime(t *testing.T) {
 	if st.Ticks != 3 || st.Missed != 2 || st.Skipped != 1 || st.WorstLateness != 500*time.Microsecond {
 		t.Fatalf("stats %+v", st)
 	}
+	// Two of the three ticks waited (the late one did not); the simulated OS
+	// wakes on time, so none ended late.
+	if ss := tk.SleeperStats(); ss.Sleeps != 2 || ss.Late != 0 || ss.OSWaits == 0 {
+		t.Fatalf("sleeper stats %+v", ss)
+	}
+	tk.SetTailTarget(TailStrict)
+	if tk.sleeper.TailTarget() != TailStrict {
+		t.Fatal("SetTailTarget did not reach the sleeper")
+	}
 }
 
 func TestTickerDelayAndBurstOnSimulatedTime(t *testing.T) {

@@ -25,56 +25,91 @@ func loadVectors(t *testing.T, name string, into any) {
 	}
 }
 
+// estimatorState is a "check" state of spec/vectors/estimator.json.
+type estimatorState struct {
+	Margins       [][]uint64 `json:"margins_ns"`
+	Compensations []uint64   `json:"compensations_ns"`
+	Costs         []uint64   `json:"costs_ns"`
+	Live          []int      `json:"live"`
+}
+
+// planJSON is a plan_exact expectation: null (spin) or {wait_ns, split,
+// rest_budget_ppm}; every field is required.
+type planJSON struct {
+	WaitNs        *uint64 `json:"wait_ns"`
+	Split         *bool   `json:"split"`
+	RestBudgetPpm *uint64 `json:"rest_budget_ppm"`
+}
+
 type estimatorVectors struct {
-	Constants map[string]uint64 `json:"constants"`
-	Cases     []struct {
+	Constants struct {
+		Buckets         uint64   `json:"BUCKETS"`
+		Window          uint64   `json:"WINDOW"`
+		Bins            uint64   `json:"BINS"`
+		Horizon         uint64   `json:"HORIZON"`
+		DefaultMarginNs uint64   `json:"DEFAULT_MARGIN_NS"`
+		DefaultCostNs   uint64   `json:"DEFAULT_COST_NS"`
+		CostSampleEvery uint64   `json:"COST_SAMPLE_EVERY"`
+		MaxSampleNs     uint64   `json:"MAX_SAMPLE_NS"`
+		MinOsWaitNs     uint64   `json:"MIN_OS_WAIT_NS"`
+		SplitsNs        []uint64 `json:"SPLITS_NS"`
+		CheckSharesPpm  []uint64 `json:"check_shares_ppm"`
+	} `json:"constants"`
+	Cases []struct {
 		Name  string `json:"name"`
 		Steps []struct {
-			Op           string  `json:"op"`
-			WaitNs       uint64  `json:"wait_ns"`
-			OvershootNs  uint64  `json:"overshoot_ns"`
-			RemainingNs  uint64  `json:"remaining_ns"`
-			MinSpinNs    uint64  `json:"min_spin_ns"`
-			ExpectWaitNs *uint64 `json:"expect_wait_ns"`
-			Expect       *struct {
-				Margins       []uint64 `json:"margins_ns"`
-				Compensations []uint64 `json:"compensations_ns"`
-				Live          []int    `json:"live"`
-			} `json:"expect"`
+			Op           string          `json:"op"`
+			WaitNs       uint64          `json:"wait_ns"`
+			OvershootNs  uint64          `json:"overshoot_ns"`
+			OvershootsNs []uint64        `json:"overshoots_ns"`
+			CPUNs        uint64          `json:"cpu_ns"`
+			RemainingNs  uint64          `json:"remaining_ns"`
+			BudgetPpm    uint64          `json:"budget_ppm"`
+			MinSpinNs    uint64          `json:"min_spin_ns"`
+			First        *bool           `json:"first"`
+			Explore      *bool           `json:"explore"`
+			AfterSplit   *bool           `json:"after_split"`
+			ExpectWaitNs *uint64         `json:"expect_wait_ns"`
+			Expect       json.RawMessage `json:"expect"`
 		} `json:"steps"`
-		Final struct {
-			Margins       []uint64 `json:"margins_ns"`
-			Compensations []uint64 `json:"compensations_ns"`
-		} `json:"final"`
+		Final estimatorState `json:"final"`
 	} `json:"cases"`
 }
 
-func margins(e *estimator) (m, c []uint64, live []int) {
-	for b := 0; b < buckets; b++ {
-		m = append(m, e.margin(b))
-		c = append(c, e.compensation(b))
-		live = append(live, e.liveSamples(b))
+func stateOf(e *estimator, shares []uint64) estimatorState {
+	var st estimatorState
+	for _, p := range shares {
+		var m []uint64
+		for b := 0; b < buckets; b++ {
+			m = append(m, e.margin(b, p))
+		}
+		st.Margins = append(st.Margins, m)
 	}
-	return m, c, live
+	for b := 0; b < buckets; b++ {
+		st.Compensations = append(st.Compensations, e.compensation(b))
+		st.Costs = append(st.Costs, e.cost(b))
+		st.Live = append(st.Live, e.liveSamples(b))
+	}
+	return st
 }
 
 func TestEstimatorVectors(t *testing.T) {
 	var v estimatorVectors
 	loadVectors(t, "estimator.json", &v)
-	want := map[string]uint64{
-		"BUCKETS": buckets, "WINDOW": window, "HORIZON": horizon,
-		"DEFAULT_MARGIN_NS": defaultMarginNs, "HEADROOM_NS": headroomNs,
-		"MAX_SAMPLE_NS": maxSampleNs, "MIN_OS_WAIT_NS": minOsWaitNs,
-		"SPLIT_NS": splitNs, "LONG_BUCKET": longBucket, "OUTLIER_SHARE": outlierShare,
+	k := v.Constants
+	got := []uint64{k.Buckets, k.Window, k.Bins, k.Horizon, k.DefaultMarginNs, k.DefaultCostNs, k.CostSampleEvery, k.MaxSampleNs, k.MinOsWaitNs}
+	want := []uint64{buckets, window, bins, horizon, defaultMarginNs, defaultCostNs, costSampleEvery, maxSampleNs, minOsWaitNs}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(k.SplitsNs, splitsNs[:]) {
+		t.Fatalf("constants: vectors %v %v, Go %v %v", got, k.SplitsNs, want, splitsNs)
 	}
-	for k, x := range v.Constants {
-		if w, known := want[k]; !known || w != x {
-			t.Errorf("constant %s: vectors %d, Go %d (known: %v)", k, x, w, known)
-		}
+	shares := k.CheckSharesPpm
+	if len(shares) == 0 {
+		t.Fatal("no check_shares_ppm")
 	}
 	if len(v.Cases) == 0 {
 		t.Fatal("no cases")
 	}
+	checks, plans := 0, 0
 	for _, c := range v.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			var e estimator
@@ -84,36 +119,56 @@ func TestEstimatorVectors(t *testing.T) {
 					e.beginSleep()
 				case "observe":
 					e.observe(st.WaitNs, st.OvershootNs)
-					m, comp, live := margins(&e)
-					if !reflect.DeepEqual(m, st.Expect.Margins) {
-						t.Errorf("step %d margins %v, want %v", i, m, st.Expect.Margins)
+				case "observe_each":
+					for _, o := range st.OvershootsNs {
+						e.observe(st.WaitNs, o)
 					}
-					if !reflect.DeepEqual(comp, st.Expect.Compensations) {
-						t.Errorf("step %d compensations %v, want %v", i, comp, st.Expect.Compensations)
+				case "observe_cost":
+					e.observeCost(st.WaitNs, st.CPUNs)
+				case "check":
+					var want estimatorState
+					if err := json.Unmarshal(st.Expect, &want); err != nil {
+						t.Fatalf("step %d: %v", i, err)
 					}
-					if !reflect.DeepEqual(live, st.Expect.Live) {
-						t.Errorf("step %d live %v, want %v", i, live, st.Expect.Live)
+					if got := stateOf(&e, shares); !reflect.DeepEqual(got, want) {
+						t.Errorf("step %d state\n got %+v\nwant %+v", i, got, want)
 					}
-				case "plan_exact", "plan_efficient":
-					var w uint64
-					var ok bool
-					if st.Op == "plan_exact" {
-						w, ok = planExact(&e, st.RemainingNs, st.MinSpinNs)
-					} else {
-						w, ok = planEfficient(&e, st.RemainingNs)
+					checks++
+				case "plan_exact":
+					var want *planJSON
+					if err := json.Unmarshal(st.Expect, &want); err != nil {
+						t.Fatalf("step %d: %v", i, err)
 					}
+					if st.First == nil || st.Explore == nil || st.AfterSplit == nil {
+						t.Fatalf("step %d: plan_exact without first, explore and after_split", i)
+					}
+					if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil) {
+						t.Fatalf("step %d: plan_exact expect without wait_ns, split and rest_budget_ppm", i)
+					}
+					step := planStep{first: *st.First, explore: *st.Explore, afterSplit: *st.AfterSplit}
+					p, ok := planExact(&e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step)
+					if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm}) {
+						t.Errorf("step %d plan_exact(%d, %d ppm, %d, %+v) = %+v, %v; want %s",
+							i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step, p, ok, st.Expect)
+					}
+					plans++
+				case "plan_efficient":
+					w, ok := planEfficient(&e, st.RemainingNs)
 					if ok != (st.ExpectWaitNs != nil) || ok && w != *st.ExpectWaitNs {
-						t.Errorf("step %d %s(%d) = %d, %v; want %v", i, st.Op, st.RemainingNs, w, ok, fmtPtr(st.ExpectWaitNs))
+						t.Errorf("step %d plan_efficient(%d) = %d, %v; want %v", i, st.RemainingNs, w, ok, fmtPtr(st.ExpectWaitNs))
 					}
+					plans++
 				default:
 					t.Fatalf("step %d: unknown op %q", i, st.Op)
 				}
 			}
-			m, comp, _ := margins(&e)
-			if !reflect.DeepEqual(m, c.Final.Margins) || !reflect.DeepEqual(comp, c.Final.Compensations) {
-				t.Errorf("final margins %v compensations %v; want %v %v", m, comp, c.Final.Margins, c.Final.Compensations)
+			if got := stateOf(&e, shares); !reflect.DeepEqual(got, c.Final) {
+				t.Errorf("final state\n got %+v\nwant %+v", got, c.Final)
 			}
 		})
+	}
+	if checks == 0 || plans == 0 {
+		t.Fatalf("vectors replayed %d checks and %d plans", checks, plans)
 	}
 }
 
@@ -150,6 +205,8 @@ func TestSleepVectors(t *testing.T) {
 			YieldStepNs      uint64 `json:"yield_step_ns"`
 			DefaultOvershoot uint64 `json:"default_overshoot_ns"`
 			MinSpinNs        uint64 `json:"min_spin_ns"`
+			WaitCostNs       uint64 `json:"wait_cost_ns"`
+			TailTargetPpm    uint64 `json:"tail_target_ppm"`
 			Sleeps           []struct {
 				AtNs          uint64   `json:"at_ns"`
 				DeadlineNs    uint64   `json:"deadline_ns"`
@@ -159,6 +216,13 @@ func TestSleepVectors(t *testing.T) {
 				Expect        struct {
 					ReturnedNs uint64    `json:"returned_ns"`
 					Waits      []waitRow `json:"waits"`
+					Stats      struct {
+						Sleeps        uint64 `json:"sleeps"`
+						Late          uint64 `json:"late"`
+						OSWaits       uint64 `json:"os_waits"`
+						SpinNs        uint64 `json:"spin_ns"`
+						CPUEstimateNs uint64 `json:"cpu_estimate_ns"`
+					} `json:"stats"`
 				} `json:"expect"`
 			} `json:"sleeps"`
 		} `json:"cases"`
@@ -175,8 +239,13 @@ func TestSleepVectors(t *testing.T) {
 			}
 			sim := newSim(c.StartNs)
 			sim.spinStep, sim.yieldStep, sim.defaultOvershoot = c.SpinStepNs, c.YieldStepNs, c.DefaultOvershoot
+			sim.waitCost = c.WaitCostNs
 			s := newSleeperOn(sim, mode)
 			s.minSpinNs = c.MinSpinNs
+			if c.TailTargetPpm < 1 || c.TailTargetPpm > 999_999 {
+				t.Fatalf("tail_target_ppm %d out of range", c.TailTargetPpm)
+			}
+			s.SetTailTarget(TailTarget{ppm: uint32(c.TailTargetPpm)})
 			for i, sp := range c.Sleeps {
 				sim.advanceTo(sp.AtNs)
 				sim.overshoots = append(sim.overshoots, sp.Overshoots...)
@@ -193,6 +262,13 @@ func TestSleepVectors(t *testing.T) {
 				}
 				if len(sim.waits) != len(want) || len(want) > 0 && !reflect.DeepEqual(sim.waits, want) {
 					t.Errorf("sleep %d waits\n got %v\nwant %v", i, sim.waits, want)
+				}
+				x := sp.Expect.Stats
+				if st := s.stats; st != (sleepStats{x.Sleeps, x.Late, x.OSWaits, x.SpinNs, x.CPUEstimateNs}) {
+					t.Errorf("sleep %d stats %+v, want %+v", i, st, x)
+				}
+				if sim.locked != 0 {
+					t.Errorf("sleep %d left the thread locked (%d)", i, sim.locked)
 				}
 				if mode != Efficient && got < sp.DeadlineNs {
 					t.Errorf("sleep %d returned early: %d < %d", i, got, sp.DeadlineNs)

@@ -5,7 +5,11 @@
 #                   detector, spec vectors included (-race needs cgo's C
 #                   compiler, which the Rust build needs as a linker anyway)
 #   make bench-go   time.Sleep, unix.Nanosleep, a busy loop and keeptime,
-#                   side by side on this machine (see go/README.md)
+#                   side by side on this machine, with the keeptime rows'
+#                   tail target and sleeper stats (see go/README.md); e.g.
+#                   GO_BENCH_ARGS='--tail-target strict' or
+#                   GO_BENCH_ARGS='--methods busy-loop,keeptime-relaxed,keeptime,keeptime-strict'
+#                   (keeptime-spin and keeptime-efficient are methods too)
 #
 # Works on a fresh machine: `go mod download` fetches golang.org/x/sys from
 # the module proxy.

@@ -6,7 +6,7 @@
 //
 //	go run ./cmd/keeptime-bench [--durations 10us,100us,1ms,10ms]
 //	    [--methods time-sleep,sleep-default-slack,busy-loop,keeptime,keeptime-efficient]
-//	    [--samples N] [--warmup N] [--export-json FILE]
+//	    [--samples N] [--warmup N] [--tail-target balanced] [--export-json FILE]
 //
 // The error of one wait is the first clock reading after it returns minus
 // its deadline (start + d, start read just before the call): the sample of
@@ -14,8 +14,12 @@
 // internal reading is not used, so every method pays the same one read
 // (time.Since, ~28 ns) after returning. CPU % is the
 // waiting thread's CPU time (CLOCK_THREAD_CPUTIME_ID, the goroutine locked to
-// its thread) over wall time. It prints a table; --export-json writes the
-// project's bench result format (spec/bench-result.md).
+// its thread) over wall time. It prints a table, and for the keeptime rows
+// the tail target and the sleeper's own stats over the measured samples
+// (late share, OS waits per sleep, CPU estimate); --export-json writes the
+// project's bench result format (spec/bench-result.md), the sleeper stats
+// in each spin-finished keeptime cell's "sleeper" field (tail_target_ppm,
+// sleeps, late, os_waits, spin_ns, cpu_estimate_ns).
 package main
 
 import (
@@ -27,6 +31,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	keeptime "github.com/keeptime/keeptime/go"
 )
 
 func main() {
@@ -42,6 +48,7 @@ type options struct {
 	samples    *uint64
 	warmup     *uint64
 	exportJSON string
+	target     keeptime.TailTarget
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -51,6 +58,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	methods := fs.String("methods", strings.Join(defaultMethods, ","), "comma-separated methods: "+methodNames())
 	samples := fs.Uint64("samples", 0, "measured waits per cell (default: 2000 below 500 µs, 1000 below 5 ms, 200 above)")
 	warmup := fs.Uint64("warmup", 0, "warm-up waits per cell (default: ~50 ms worth, 10 to 1000)")
+	tail := fs.String("tail-target", "balanced", "keeptime's tail target: relaxed (5 %), balanced (1 %), strict (0.1 %), a share (0.002) or a percentage (0.2%)")
 	export := fs.String("export-json", "", "write the results in the bench result format (spec/bench-result.md) to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -88,6 +96,11 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--samples must be at least 1")
 	}
 	o.exportJSON = *export
+	t, err := keeptime.ParseTailTarget(*tail)
+	if err != nil {
+		return o, fmt.Errorf("--tail-target: %v", err)
+	}
+	o.target = t
 	return o, nil
 }
 
@@ -104,7 +117,7 @@ func plan(o options) []cellPlan {
 	var cells []cellPlan
 	for _, d := range o.durations {
 		for _, m := range o.methods {
-			c := cellPlan{method: m, duration: d, samples: defaultSamples(d), warmup: defaultWarmup(d)}
+			c := cellPlan{method: m, duration: d, samples: defaultSamples(d), warmup: defaultWarmup(d), target: o.target}
 			if o.samples != nil {
 				c.samples = *o.samples
 			}
@@ -146,16 +159,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for i, cell := range cells {
 		fmt.Fprintf(stderr, "  [%d/%d] %s at %s\n", i+1, len(cells), cell.method.name, fmtDuration(cell.duration))
 		slack := applySlack(cell.method, startSlack)
-		stats := runCell(c, cell)
+		stats, sleeper := runCell(c, cell)
 		results = append(results, cellResult{
 			Method: cell.method.name, DurationNs: uint64(cell.duration), Warmup: cell.warmup,
-			TimerSlackNs: slack, Stats: stats,
+			TimerSlackNs: slack, Stats: stats, Sleeper: sleeper,
 		})
 	}
 	if startSlack != nil {
 		setTimerSlackNs(*startSlack) // leave the thread as it was found
 	}
 	printTable(stdout, results)
+	printSleeperStats(stdout, results)
 
 	if o.exportJSON != "" {
 		// The goroutine is locked to its thread, so one thread's CPU time is

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	keeptime "github.com/keeptime/keeptime/go"
 )
 
 const schemaPath = "../../../spec/bench-result.schema.json"
@@ -18,7 +21,7 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	err := run([]string{"--durations", "20us,150us", "--methods", methodNames(), "--samples", "5", "--warmup", "2",
-		"--export-json", out}, &stdout, &stderr)
+		"--tail-target", "0.2%", "--export-json", out}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -49,6 +52,18 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 		if !m.mayReturnEarly && c.Early != 0 {
 			t.Errorf("%s at %d ns returned early %d times", c.Method, c.DurationNs, c.Early)
 		}
+		// Only the spin-finished (Exact) keeptime cells carry "sleeper".
+		wantPpm := map[string]uint32{"keeptime": 2_000, "keeptime-relaxed": 50_000, "keeptime-strict": 1_000}[c.Method]
+		if s := c.Sleeper; (wantPpm != 0) != (s != nil) {
+			t.Errorf("%s: sleeper stats %+v", c.Method, s)
+		} else if s != nil && s.TailTargetPpm != wantPpm {
+			t.Errorf("%s: tail target %d ppm, want %d", c.Method, s.TailTargetPpm, wantPpm)
+		} else if s != nil && (s.Sleeps > c.Samples || s.Late > s.Sleeps || s.CPUEstimateNs < s.SpinNs) {
+			t.Errorf("%s: sleeper stats %+v", c.Method, s)
+		}
+	}
+	if !strings.Contains(stdout.String(), "OS waits/sleep") || !strings.Contains(stdout.String(), "0.2 %") {
+		t.Errorf("no sleeper stats in the table:\n%s", stdout.String())
 	}
 }
 
@@ -117,6 +132,21 @@ func checkStructure(t *testing.T, data []byte) {
 		for _, b := range cell["histogram"].([]any) {
 			expect("histogram", b.(map[string]any), map[string]string{"gt_ns": "number", "le_ns": "number", "count": "number"})
 		}
+		if s, ok := cell["sleeper"]; ok {
+			sleeper, isObject := s.(map[string]any)
+			if !isObject {
+				t.Fatalf("%v: sleeper = %v, want an object", cell["method"], s)
+			}
+			fields := []string{"tail_target_ppm", "sleeps", "late", "os_waits", "spin_ns", "cpu_estimate_ns"}
+			if len(sleeper) != len(fields) {
+				t.Errorf("%v: sleeper has fields %v, want exactly %v", cell["method"], sleeper, fields)
+			}
+			for _, k := range fields {
+				if v, ok := sleeper[k].(float64); !ok || v != math.Trunc(v) || v < 0 {
+					t.Errorf("%v: sleeper.%s = %v, want a non-negative integer", cell["method"], k, sleeper[k])
+				}
+			}
+		}
 	}
 }
 
@@ -150,12 +180,13 @@ sys.exit(1 if errors else 0)
 func TestParseArgs(t *testing.T) {
 	var stderr bytes.Buffer
 	o, err := parseArgs(nil, &stderr)
-	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil {
+	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil || o.target != keeptime.TailBalanced {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 	for _, bad := range [][]string{
 		{"--durations", "0s"}, {"--durations", "-1ms"}, {"--durations", "soon"},
 		{"--methods", "warp-drive"}, {"--samples", "0"}, {"extra"},
+		{"--tail-target", "0"}, {"--tail-target", "1"}, {"--tail-target", "NaN"}, {"--tail-target", "loose"},
 	} {
 		if _, err := parseArgs(bad, &stderr); err == nil {
 			t.Errorf("%v accepted", bad)

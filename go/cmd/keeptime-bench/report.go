@@ -82,6 +82,8 @@ type cellResult struct {
 	Warmup       uint64  `json:"warmup"`
 	TimerSlackNs *uint64 `json:"timer_slack_ns"`
 	Stats
+	// Sleeper: keeptime's cells only.
+	Sleeper *sleeperCell `json:"sleeper,omitempty"`
 }
 
 func ptr[T any](v T) *T { return &v }

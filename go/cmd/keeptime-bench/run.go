@@ -3,6 +3,8 @@ package main
 import (
 	"runtime"
 	"time"
+
+	keeptime "github.com/keeptime/keeptime/go"
 )
 
 // cellPlan is one method at one duration.
@@ -11,6 +13,20 @@ type cellPlan struct {
 	duration time.Duration
 	warmup   uint64
 	samples  uint64
+	target   keeptime.TailTarget
+}
+
+// sleeperCell is a spin-finished (Exact) keeptime cell's "sleeper" field,
+// as spec/bench-result.md defines it: the tail target in parts per million
+// and the sleeper's stats over the measured samples (the warm-up is not
+// counted), all integers.
+type sleeperCell struct {
+	TailTargetPpm uint32 `json:"tail_target_ppm"`
+	Sleeps        uint64 `json:"sleeps"`
+	Late          uint64 `json:"late"`
+	OSWaits       uint64 `json:"os_waits"`
+	SpinNs        uint64 `json:"spin_ns"`
+	CPUEstimateNs uint64 `json:"cpu_estimate_ns"`
 }
 
 // defaultSamples: enough that p99 rests on several samples (p99.9 too below
@@ -45,8 +61,8 @@ func (c clock) now() time.Duration { return time.Since(c.anchor) }
 // One sample: read the clock (start), wait until start + d, read the clock
 // again; the error is that reading minus the deadline. The errors go into a
 // preallocated slice; nothing on the timed path allocates or prints.
-func runCell(c clock, cell cellPlan) Stats {
-	wait := cell.method.newWaiter()
+func runCell(c clock, cell cellPlan) (Stats, *sleeperCell) {
+	wait, sleeper := cell.method.newWaiter(cell.target)
 	d := cell.duration
 	sample := func() int64 {
 		start := c.now()
@@ -59,11 +75,23 @@ func runCell(c clock, cell cellPlan) Stats {
 	}
 	errors := make([]int64, 0, cell.samples)
 	runtime.GC() // not during the measurement, if it can be helped
+	if sleeper != nil {
+		sleeper.ResetStats() // what it learned stays; the stats cover the samples
+	}
 	cpu0, wall0 := threadCPUNs(), c.now()
 	for uint64(len(errors)) < cell.samples {
 		errors = append(errors, sample())
 	}
 	cpu, wall := threadCPUNs()-cpu0, c.now()-wall0
 	s, _ := statsOf(errors, uint64(wall), cpu)
-	return s
+	// Only spin-finished cells carry the sleeper's account, as in the Rust
+	// bench: Efficient and Spin sleepers have no tail target to account for.
+	if sleeper == nil || sleeper.Mode() != keeptime.Exact {
+		return s, nil
+	}
+	st := sleeper.Stats()
+	return s, &sleeperCell{
+		TailTargetPpm: sleeper.TailTarget().PPM(), Sleeps: st.Sleeps, Late: st.Late, OSWaits: st.OSWaits,
+		SpinNs: uint64(st.Spin), CPUEstimateNs: uint64(st.CPUEstimate),
+	}
 }

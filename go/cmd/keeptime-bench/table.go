@@ -63,3 +63,38 @@ func printTable(w io.Writer, results []cellResult) {
 		}
 	}
 }
+
+// printSleeperStats writes the keeptime rows' own stats over the measured
+// samples (spin-finished cells only): the tail target, the share of sleeps that ended
+// late from an OS wait, OS waits per sleep, and the sleeper's CPU estimate
+// (learned OS-wait costs plus spin time) over wall time, beside the CPU %
+// measured on the thread CPU clock.
+func printSleeperStats(w io.Writer, results []cellResult) {
+	has := false
+	for _, r := range results {
+		has = has || r.Sleeper != nil
+	}
+	if !has {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "duration\tsleeper\ttarget\tlate\tOS waits/sleep\tCPU est. %\tCPU %\t")
+	for _, r := range results {
+		s := r.Sleeper
+		if s == nil {
+			continue
+		}
+		target := fmt.Sprintf("%g %%", float64(s.TailTargetPpm)/1e4)
+		late, perSleep := 0.0, 0.0
+		if s.Sleeps > 0 {
+			late = 100 * float64(s.Late) / float64(s.Sleeps)
+			perSleep = float64(s.OSWaits) / float64(s.Sleeps)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f %%\t%.2f\t%.1f\t%.1f\t\n",
+			fmtDuration(time.Duration(r.DurationNs)), r.Method, target, late, perSleep,
+			100*float64(s.CPUEstimateNs)/float64(max(r.WallNs, 1)), r.CPUPercent)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "late = sleeps that ended after the deadline from an OS wait; CPU est. = the sleeper's own estimate (learned OS-wait costs + spin) / wall time")
+}
