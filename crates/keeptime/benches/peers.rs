@@ -277,11 +277,16 @@ fn main() {
     let oracle = oracle::record(scale);
     for (d, samples) in cells {
         let per_round = ((samples as f64 * scale) as usize / rounds).max(20);
-        // Warm-up: let every method's state settle (keeptime learns its model).
+        // Warm-up: let every method's state settle. keeptime learns its model
+        // (a two-wait plan's short bucket is established by exploration, one
+        // sample every 8th sleep), so every method first sleeps ~1.5 s (at
+        // least 200, at most 3000 sleeps), as a loop that has run a while.
+        let warm = ((1.5e9 * scale.min(1.0)) as u128 / d.as_nanos()).clamp(200, 3_000) as usize;
         for (_, (tx, rx)) in &workers {
-            tx.send((d, 200.min(per_round * 2))).unwrap();
+            tx.send((d, warm)).unwrap();
             rx.recv().unwrap();
         }
+        println!("\n(every method warmed up with {warm} sleeps of {} first)", fmt_d(d));
         let mut acc: Vec<(Vec<i64>, u64, u64, SleeperStats)> = METHODS
             .iter()
             .map(|_| (Vec::new(), 0, 0, SleeperStats::default()))
