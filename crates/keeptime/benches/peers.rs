@@ -286,7 +286,10 @@ fn main() {
             tx.send((d, warm)).unwrap();
             rx.recv().unwrap();
         }
-        println!("\n(every method warmed up with {warm} sleeps of {} first)", fmt_d(d));
+        println!(
+            "\n(every method warmed up with {warm} sleeps of {} first)",
+            fmt_d(d)
+        );
         let mut acc: Vec<(Vec<i64>, u64, u64, SleeperStats)> = METHODS
             .iter()
             .map(|_| (Vec::new(), 0, 0, SleeperStats::default()))
