@@ -36,6 +36,16 @@ pub struct SimWait {
     pub interrupted: bool,
 }
 
+/// Where OS waits' overshoots come from once the script is exhausted: a
+/// function of the wait's length returning (overshoot, thread CPU).
+struct WakeSource(Box<dyn FnMut(u64) -> (u64, u64)>);
+
+impl std::fmt::Debug for WakeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WakeSource(..)")
+    }
+}
+
 #[derive(Debug)]
 struct State {
     now: u64,
@@ -48,6 +58,7 @@ struct State {
     spinning: bool,
     wait_cost: u64,
     thread_cpu: u64,
+    source: Option<WakeSource>,
     waits: Vec<SimWait>,
     relaxes: u64,
     yields: u64,
@@ -80,6 +91,7 @@ impl SimPlatform {
                 spinning: false,
                 wait_cost: 0,
                 thread_cpu: 0,
+                source: None,
                 waits: Vec::new(),
                 relaxes: 0,
                 yields: 0,
@@ -135,6 +147,15 @@ impl SimPlatform {
     /// Thread CPU time each OS wait costs (default 0); spins cost their steps.
     pub fn set_wait_cost(&self, ns: u64) {
         self.state.borrow_mut().wait_cost = ns;
+    }
+
+    /// Replaces the default overshoot and the per-wait cost with `source`:
+    /// called with the length of each OS wait (`target − now`, 0 for a past
+    /// target) once the scripted overshoots are used up, it returns that
+    /// wait's (overshoot, thread CPU). [`trace::TracePlatform`](crate::trace::TracePlatform)
+    /// replays a recorded trace this way.
+    pub fn set_wake_source(&self, source: impl FnMut(u64) -> (u64, u64) + 'static) {
+        self.state.borrow_mut().source = Some(WakeSource(Box::new(source)));
     }
 
     /// The simulated thread CPU clock: OS-wait costs plus spin and yield steps.
@@ -194,8 +215,14 @@ impl Platform for SimPlatform {
                 return OsWake::Interrupted;
             }
         }
-        s.thread_cpu = s.thread_cpu.saturating_add(s.wait_cost);
-        let overshoot = s.overshoots.pop_front().unwrap_or(s.default_overshoot);
+        let (overshoot, cost) = match s.overshoots.pop_front() {
+            Some(o) => (o, s.wait_cost),
+            None => match s.source.as_mut() {
+                Some(src) => (src.0)(target_ns.saturating_sub(issued)),
+                None => (s.default_overshoot, s.wait_cost),
+            },
+        };
+        s.thread_cpu = s.thread_cpu.saturating_add(cost);
         let woke = issued.max(target_ns).saturating_add(overshoot);
         s.now = woke;
         s.waits.push(SimWait {

@@ -37,14 +37,13 @@
 //! ```
 
 use crate::platform::Platform;
-use crate::sim::SimWait;
+use crate::sim::SimPlatform;
 use crate::sys::OsWake;
-use std::cell::RefCell;
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The header [`Trace::write`] writes.
 pub const HEADER: &str = "round,os_wait_ns,overshoot_ns,thread_cpu_ns";
@@ -952,23 +951,10 @@ pub fn oracle(
 
 // ------------------------------------------------------------------- replay
 
-#[derive(Debug)]
-struct ReplayState {
-    now: u64,
-    cpu: u64,
-    cursors: Vec<usize>,
-    spin_step: u64,
-    yield_step: u64,
-    spin_slots_free: bool,
-    spinning: bool,
-    waits: Vec<SimWait>,
-    relaxes: u64,
-    yields: u64,
-    origin: Instant,
-}
-
-/// A simulated [`Platform`] whose OS waits replay a [`Trace`]. Cheap to
-/// clone; clones share one simulated world. Deterministic.
+/// A simulated [`Platform`] whose OS waits replay a [`Trace`]: a
+/// [`SimPlatform`] (its methods are reachable through `Deref`) whose wake
+/// source walks the trace. Cheap to clone; clones share one simulated world.
+/// Deterministic.
 ///
 /// An OS wait issued at `now` to target `t` has length `L = t − now` (0 if
 /// `t ≤ now`) and wakes at `max(now, t)` + the next overshoot of the recorded
@@ -978,34 +964,29 @@ struct ReplayState {
 /// thread-CPU counter. A spin iteration ([`relax`](Platform::relax)) advances
 /// the clock and the CPU counter by the spin step (default 100 ns), a yield
 /// by the yield step (default 1 µs). Spin slots are free unless
-/// [`set_spin_slots_free(false)`](Self::set_spin_slots_free). OS waits are
-/// never interrupted.
+/// [`set_spin_slots_free(false)`](SimPlatform::set_spin_slots_free). OS waits
+/// are not interrupted unless interrupts are scripted on the simulation.
 #[derive(Clone, Debug)]
 pub struct TracePlatform {
     trace: Rc<Trace>,
-    state: Rc<RefCell<ReplayState>>,
+    sim: SimPlatform,
 }
 
 impl TracePlatform {
     /// Replays `trace` on a clock that starts at `start_ns`.
     pub fn new(trace: Trace, start_ns: u64) -> Self {
-        let cursors = vec![0; trace.groups.len()];
-        TracePlatform {
-            trace: Rc::new(trace),
-            state: Rc::new(RefCell::new(ReplayState {
-                now: start_ns,
-                cpu: 0,
-                cursors,
-                spin_step: 100,
-                yield_step: 1_000,
-                spin_slots_free: true,
-                spinning: false,
-                waits: Vec::new(),
-                relaxes: 0,
-                yields: 0,
-                origin: Instant::now(),
-            })),
-        }
+        let trace = Rc::new(trace);
+        let sim = SimPlatform::new(start_ns);
+        let replayed = Rc::clone(&trace);
+        let mut cursors = vec![0usize; trace.groups.len()];
+        sim.set_wake_source(move |len| {
+            let k = replayed.nearest_index(len);
+            let waits = &replayed.groups[k].waits;
+            let row = waits[cursors[k]];
+            cursors[k] = (cursors[k] + 1) % waits.len();
+            row
+        });
+        TracePlatform { trace, sim }
     }
 
     /// The trace being replayed.
@@ -1013,120 +994,47 @@ impl TracePlatform {
         &self.trace
     }
 
-    /// The simulated clock.
-    pub fn now(&self) -> u64 {
-        self.state.borrow().now
-    }
-
-    /// Moves the clock forward by `ns` (the program "did work"; no CPU counted).
-    pub fn advance(&self, ns: u64) {
-        let mut s = self.state.borrow_mut();
-        s.now = s.now.saturating_add(ns);
-    }
-
     /// The simulated thread CPU so far (ns): replayed OS waits' thread CPU
     /// plus spin and yield steps.
     pub fn thread_cpu_ns(&self) -> u64 {
-        self.state.borrow().cpu
+        self.sim.thread_cpu()
     }
+}
 
-    /// Nanoseconds (of clock and CPU) one spin iteration takes (≥ 1).
-    pub fn set_spin_step(&self, ns: u64) {
-        self.state.borrow_mut().spin_step = ns.max(1);
-    }
-
-    /// Nanoseconds (of clock and CPU) one yield takes (≥ 1).
-    pub fn set_yield_step(&self, ns: u64) {
-        self.state.borrow_mut().yield_step = ns.max(1);
-    }
-
-    /// Whether a spin slot is available (`false` simulates all CPUs busy spinning).
-    pub fn set_spin_slots_free(&self, free: bool) {
-        self.state.borrow_mut().spin_slots_free = free;
-    }
-
-    /// Every OS wait so far.
-    pub fn waits(&self) -> Vec<SimWait> {
-        self.state.borrow().waits.clone()
-    }
-
-    /// Spin iterations so far.
-    pub fn relaxes(&self) -> u64 {
-        self.state.borrow().relaxes
-    }
-
-    /// Yields so far.
-    pub fn yields(&self) -> u64 {
-        self.state.borrow().yields
+impl std::ops::Deref for TracePlatform {
+    type Target = SimPlatform;
+    fn deref(&self) -> &SimPlatform {
+        &self.sim
     }
 }
 
 impl Platform for TracePlatform {
     fn now_ns(&self) -> u64 {
-        self.now()
+        self.sim.now_ns()
     }
-
     fn os_wait_until(&self, target_ns: u64) -> OsWake {
-        let mut s = self.state.borrow_mut();
-        let issued = s.now;
-        let k = self.trace.nearest_index(target_ns.saturating_sub(issued));
-        let waits = &self.trace.groups[k].waits;
-        let at = s.cursors[k];
-        let (overshoot, cpu) = waits[at];
-        s.cursors[k] = (at + 1) % waits.len();
-        let woke = issued.max(target_ns).saturating_add(overshoot);
-        s.now = woke;
-        s.cpu = s.cpu.saturating_add(cpu);
-        s.waits.push(SimWait {
-            issued_ns: issued,
-            target_ns,
-            woke_ns: woke,
-            interrupted: false,
-        });
-        OsWake::Completed
+        self.sim.os_wait_until(target_ns)
     }
-
     fn relax(&self) {
-        let mut s = self.state.borrow_mut();
-        s.now = s.now.saturating_add(s.spin_step);
-        s.cpu = s.cpu.saturating_add(s.spin_step);
-        s.relaxes += 1;
+        self.sim.relax();
     }
-
     fn yield_now(&self) {
-        let mut s = self.state.borrow_mut();
-        s.now = s.now.saturating_add(s.yield_step);
-        s.cpu = s.cpu.saturating_add(s.yield_step);
-        s.yields += 1;
+        self.sim.yield_now();
     }
-
     fn thread_cpu_ns(&self) -> Option<u64> {
-        Some(TracePlatform::thread_cpu_ns(self))
+        self.sim.thread_cpu_ns()
     }
-
     fn try_begin_spin(&self) -> bool {
-        let mut s = self.state.borrow_mut();
-        if s.spin_slots_free {
-            s.spinning = true;
-        }
-        s.spin_slots_free
+        self.sim.try_begin_spin()
     }
-
     fn end_spin(&self) {
-        self.state.borrow_mut().spinning = false;
+        self.sim.end_spin();
     }
-
     fn prepare_thread(&self) {}
-
     fn ns_from_instant(&self, instant: Instant) -> u64 {
-        let origin = self.state.borrow().origin;
-        crate::platform::duration_ns(instant.saturating_duration_since(origin))
+        self.sim.ns_from_instant(instant)
     }
-
     fn instant_from_ns(&self, ns: u64) -> Instant {
-        let origin = self.state.borrow().origin;
-        origin
-            .checked_add(Duration::from_nanos(ns))
-            .unwrap_or(origin)
+        self.sim.instant_from_ns(ns)
     }
 }
