@@ -26,6 +26,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::runtime::{Builder, Runtime};
 
+mod common;
+use common::{fmt_d, fmt_ns, ok};
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Method {
     Blocking,
@@ -227,21 +230,6 @@ fn summarize(mut c: Cell) -> Summary {
     }
 }
 
-fn fmt_ns(ns: i64) -> String {
-    let a = ns.unsigned_abs() as f64;
-    if a < 1_000.0 {
-        format!("{ns} ns")
-    } else if a < 1_000_000.0 {
-        format!("{:.2} µs", ns as f64 / 1e3)
-    } else {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    }
-}
-
-fn fmt_d(d: Duration) -> String {
-    fmt_ns(d.as_nanos() as i64).replace(".00", "")
-}
-
 fn print_row(runtime: &str, m: Method, s: &Summary) {
     println!(
         "| {} | {} | {} | {} | {} | {} | {:.1} % | {} |",
@@ -258,14 +246,6 @@ fn print_row(runtime: &str, m: Method, s: &Summary) {
             fmt_ns(max as i64)
         )),
     );
-}
-
-fn ok(b: bool) -> &'static str {
-    if b {
-        "met"
-    } else {
-        "MISSED"
-    }
 }
 
 fn main() {

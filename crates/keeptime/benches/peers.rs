@@ -28,6 +28,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{fmt_d, fmt_ns, ok};
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Method {
     StdSleep,
@@ -213,22 +216,6 @@ fn summarize(errors: &mut [i64], cpu_ns: u64, wall_ns: u64) -> Summary {
         late: errors.iter().filter(|&&e| e > LATE_NS).count() as f64 / errors.len() as f64,
         cpu: 100.0 * cpu_ns as f64 / wall_ns.max(1) as f64,
     }
-}
-
-fn fmt_ns(ns: i64) -> String {
-    let a = ns.unsigned_abs() as f64;
-    let s = if a < 1_000.0 {
-        format!("{ns} ns")
-    } else if a < 1_000_000.0 {
-        format!("{:.2} µs", ns as f64 / 1e3)
-    } else {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    };
-    s
-}
-
-fn fmt_d(d: Duration) -> String {
-    fmt_ns(d.as_nanos() as i64).replace(".00", "")
 }
 
 fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Summary {
@@ -436,14 +423,6 @@ fn print_row(m: Method, s: &Summary, st: Option<&SleeperStats>, d: Duration) {
         s.cpu,
         own
     );
-}
-
-fn ok(b: bool) -> &'static str {
-    if b {
-        "met"
-    } else {
-        "MISSED"
-    }
 }
 
 mod oracle {
