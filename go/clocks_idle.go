@@ -127,7 +127,21 @@ func lackedWritePermission(path string, mode fs.FileMode, uid, gid, euid, egid u
 	return fmt.Sprintf("no write permission on %s (mode %v, owner uid %d, group gid %d): "+
 		"this process (euid %d, egid %d) falls under %s, which lack %s; "+
 		"holding the idle-latency hint needs root (CAP_DAC_OVERRIDE) or write access to the device",
-		path, mode, uid, gid, euid, egid, class, bit)
+		path, lsMode(mode), uid, gid, euid, egid, class, bit)
+}
+
+// lsMode is the mode as ls -l shows it: "crw-------" for a character device.
+func lsMode(m fs.FileMode) string {
+	kind := "-"
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		kind = "c"
+	case m&fs.ModeDevice != 0:
+		kind = "b"
+	case m.IsDir():
+		kind = "d"
+	}
+	return kind + m.Perm().String()[1:]
 }
 
 // idleNotes says in plain words what the idle report means for precise

@@ -96,7 +96,7 @@ func TestLackedWritePermissionNamesTheClassAndTheBit(t *testing.T) {
 		{7, 1000, false, "falls under its owner, which lack u+w"},
 	} {
 		got := lackedWritePermission("/dev/cpu_dma_latency", mode, 7, 5, c.euid, c.egid, c.inGroup)
-		want := "no write permission on /dev/cpu_dma_latency (mode Dcrw-------, owner uid 7, group gid 5): " +
+		want := "no write permission on /dev/cpu_dma_latency (mode crw-------, owner uid 7, group gid 5): " +
 			"this process (euid " + itoa(c.euid) + ", egid " + itoa(c.egid) + ") " + c.want +
 			"; holding the idle-latency hint needs root (CAP_DAC_OVERRIDE) or write access to the device"
 		if got != want {
