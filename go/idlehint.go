@@ -19,8 +19,8 @@ import (
 // intel_idle, acpi_idle) OS waits then wake sooner and tighter, so the
 // learned margins shrink and exact sleeps cost less CPU. Recorded on an AMD
 // EPYC KVM guest with haltpoll: wake-ups 15 µs late at p50 instead of
-// 26 µs, and the planner's CPU for 1 % late sleeps at 1 ms fell from 6.6 %
-// to 2.15 %. With no cpuidle driver ("none") the CPUs already idle by
+// 26 µs, and the CPU the best plan (the repository's oracle) needs for 1 %
+// late sleeps at 1 ms fell from 6.6 % to 2.15 %. With no cpuidle driver ("none") the CPUs already idle by
 // polling or hlt, and the hint changes little.
 //
 // PRICE: idle CPUs poll instead of sleeping, on every CPU of the machine,
