@@ -1,12 +1,19 @@
-//! keeptime against its peers, measured side by side in one process (issue
-//! 10's frontier): keeptime at tail targets 5 %, 1 % and 0.1 %, spin_sleep at
-//! native accuracies 50, 100, 125 and 200 µs and its default, the 1 ms hybrid,
-//! keeptime's Mode::Spin and a pure pause spin, at 250 µs, 1 ms, 2.5 ms and
-//! 10 ms, next to the oracle of a wake-up trace recorded in the same run, and
-//! a crowd of 16 threads; `std::thread::sleep` is the OS-sleep baseline.
+//! keeptime against its peers, measured side by side in one process.
+//!
+//! * Issue 10's frontier: keeptime at tail targets 5 %, 1 % and 0.1 % (and
+//!   at 1 % holding the idle-latency hint at 0 µs), spin_sleep at native
+//!   accuracies 50, 100, 125 and 200 µs and its default, the 1 ms hybrid,
+//!   keeptime's Mode::Spin and a pure pause spin, at 250 µs, 1 ms, 2.5 ms and
+//!   10 ms, next to the oracle of a wake-up trace recorded in the same run;
+//!   `std::thread::sleep` is the OS-sleep baseline.
+//! * Issue 11's crowds: 4, 16 and 64 threads × 1 ms and 16 × 250 µs, each
+//!   thread sleeping in a loop, for keeptime (default, and with the idle
+//!   hint), spin_sleep's default and `std::thread::sleep`: p50, p99, max,
+//!   early, late share and process CPU.
 //!
 //! ```text
-//! cargo bench -p keeptime --bench peers            # ~3 min
+//! cargo bench -p keeptime --bench peers            # ~4 min
+//! KEEPTIME_BENCH_PART=crowds cargo bench -p keeptime --bench peers  # only the crowds (~1 min)
 //! KEEPTIME_BENCH_SCALE=0.25 cargo bench -p keeptime --bench peers   # quicker, noisier
 //! ```
 //!
@@ -40,9 +47,12 @@ enum Method {
     SpinSleep,
     SpinSleepNative(u32),
     Keeptime(TailTarget),
+    /// keeptime at the 1 % target while the process holds the idle-latency
+    /// hint at 0 µs (only during this method's own runs: it is system-wide).
+    KeeptimeIdleHint,
 }
 
-const METHODS: [Method; 12] = [
+const METHODS: [Method; 13] = [
     Method::Spin,
     Method::KeeptimeSpin,
     Method::StdSleep,
@@ -55,6 +65,7 @@ const METHODS: [Method; 12] = [
     Method::Keeptime(TailTarget::RELAXED),
     Method::Keeptime(TailTarget::BALANCED),
     Method::Keeptime(TailTarget::STRICT),
+    Method::KeeptimeIdleHint,
 ];
 
 /// A sleep that ends more than this after its deadline counts as late in
@@ -71,6 +82,7 @@ impl Method {
             Method::SpinSleep => "spin_sleep (default)".into(),
             Method::SpinSleepNative(ns) => format!("spin_sleep native {} µs", ns / 1_000),
             Method::Keeptime(t) => format!("keeptime, target {t}"),
+            Method::KeeptimeIdleHint => "keeptime, target 1 %, idle hint 0 µs".into(),
         }
     }
 }
@@ -117,6 +129,7 @@ impl Waiters {
         };
         let sleeper = match method {
             Method::Keeptime(t) => Sleeper::builder().tail_target(t).build(),
+            Method::KeeptimeIdleHint => Sleeper::new(),
             Method::KeeptimeSpin => Sleeper::builder().mode(Mode::Spin).build(),
             _ => Sleeper::new(),
         };
@@ -130,7 +143,8 @@ impl Waiters {
 /// Runs `n` waits of `d` with `method` on the calling thread.
 fn run(method: Method, w: &mut Waiters, d: Duration, n: usize) -> Cell {
     let mut errors = vec![0i64; n];
-    let is_keeptime = matches!(method, Method::Keeptime(_));
+    let is_keeptime = matches!(method, Method::Keeptime(_) | Method::KeeptimeIdleHint);
+    let _hint = (method == Method::KeeptimeIdleHint).then(idle_hint);
     let mut return_gaps = Vec::with_capacity(if is_keeptime { n } else { 0 });
     let d_ns = d.as_nanos() as u64;
     w.sleeper.reset_stats();
@@ -138,7 +152,7 @@ fn run(method: Method, w: &mut Waiters, d: Duration, n: usize) -> Cell {
     let wall0 = os::monotonic_ns();
     for e in errors.iter_mut() {
         *e = match method {
-            Method::Keeptime(_) | Method::KeeptimeSpin => {
+            Method::Keeptime(_) | Method::KeeptimeIdleHint | Method::KeeptimeSpin => {
                 let deadline = os::monotonic_ns() + d_ns;
                 let woke = w.sleeper.sleep_until_ns(deadline);
                 if is_keeptime {
@@ -218,24 +232,36 @@ fn summarize(errors: &mut [i64], cpu_ns: u64, wall_ns: u64) -> Summary {
     }
 }
 
-fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Summary {
-    let cpu0 = os::process_cpu_ns();
-    let wall0 = os::monotonic_ns();
+/// `threads` threads, each sleeping `d` in a loop for about `total` with
+/// `method`, started together; their errors and the process CPU over the run.
+fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
+    let _hint = (method == Method::KeeptimeIdleHint).then(idle_hint);
+    let n = (total.as_nanos() / d.as_nanos()).max(1) as usize;
+    let start = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
     let handles: Vec<_> = (0..threads)
         .map(|_| {
+            let start = std::sync::Arc::clone(&start);
             thread::spawn(move || {
-                let n = (total.as_nanos() / d.as_nanos()) as usize;
-                run(method, &mut Waiters::new(method), d, n).errors
+                let mut w = Waiters::new(method);
+                start.wait();
+                run(method, &mut w, d, n).errors
             })
         })
         .collect();
-    let mut all: Vec<i64> = handles
+    start.wait();
+    let cpu0 = os::process_cpu_ns();
+    let wall0 = os::monotonic_ns();
+    let errors: Vec<i64> = handles
         .into_iter()
-        .flat_map(|h| h.join().unwrap())
+        .flat_map(|h| h.join().expect("a crowd thread panicked"))
         .collect();
-    let cpu = os::process_cpu_ns() - cpu0;
-    let wall = os::monotonic_ns() - wall0;
-    summarize(&mut all, cpu, wall)
+    Cell {
+        errors,
+        return_gaps: Vec::new(),
+        cpu_ns: os::process_cpu_ns() - cpu0,
+        wall_ns: os::monotonic_ns() - wall0,
+        stats: None,
+    }
 }
 
 fn main() {
@@ -250,6 +276,10 @@ fn main() {
         (Duration::from_micros(2_500), 1_000),
         (Duration::from_millis(10), 300),
     ];
+    if std::env::var("KEEPTIME_BENCH_PART").as_deref() == Ok("crowds") {
+        crowds(scale);
+        return;
+    }
     let rounds = 5;
     let workers: Vec<_> = METHODS.iter().map(|&m| (m, spawn_worker(m))).collect();
     println!("keeptime peers benchmark: same process, same run; {rounds} interleaved rounds per duration");
@@ -312,7 +342,8 @@ fn main() {
             .map(|(e, c, w, _)| summarize(e, *c, *w))
             .collect();
         for ((m, s), a) in METHODS.iter().zip(&sums).zip(&acc) {
-            print_row(*m, s, matches!(m, Method::Keeptime(_)).then_some(&a.3), d);
+            let own = matches!(m, Method::Keeptime(_) | Method::KeeptimeIdleHint);
+            print_row(*m, s, own.then_some(&a.3), d);
         }
         let find = |m: Method| &sums[METHODS.iter().position(|&x| x == m).unwrap()];
         let spin = find(Method::Spin);
@@ -322,7 +353,12 @@ fn main() {
         let early: usize = METHODS
             .iter()
             .zip(&sums)
-            .filter(|(m, _)| matches!(m, Method::Keeptime(_) | Method::KeeptimeSpin))
+            .filter(|(m, _)| {
+                matches!(
+                    m,
+                    Method::Keeptime(_) | Method::KeeptimeIdleHint | Method::KeeptimeSpin
+                )
+            })
             .map(|(_, s)| s.early)
             .sum();
         println!();
@@ -361,25 +397,95 @@ fn main() {
         );
     }
 
-    let threads = 16;
-    let d = Duration::from_millis(1);
-    let total = Duration::from_secs_f64(2.0 * scale.max(0.25));
-    println!(
-        "\n## crowd: {threads} threads sleeping {} in a loop for {:.1} s on {} CPUs\n",
-        fmt_d(d),
-        total.as_secs_f64(),
-        thread::available_parallelism().map_or(1, |n| n.get())
-    );
-    println!(
-        "| method | p50 error | p99 error | max error | early | late > 2 µs | process CPU (% of one core) | |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---|");
-    for m in [
+    crowds(scale);
+}
+
+/// Holds the idle-latency hint at 0 µs (what a sleeper built with the hint
+/// does for its life), or says once why it cannot.
+fn idle_hint() -> Option<keeptime::pmqos::IdleLatencyHint> {
+    use std::sync::Once;
+    static SAID: Once = Once::new();
+    match keeptime::pmqos::IdleLatencyHint::request(0) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            SAID.call_once(|| println!("(idle hint refused: {e}; its rows run without it)"));
+            None
+        }
+    }
+}
+
+/// Issue 11's crowd rows: threads each sleeping `d` in a loop, every method
+/// in the same process, in two interleaved rounds, samples pooled.
+fn crowds(scale: f64) {
+    let cpus = thread::available_parallelism().map_or(1, |n| n.get());
+    let shapes = [
+        (4, Duration::from_millis(1)),
+        (16, Duration::from_millis(1)),
+        (64, Duration::from_millis(1)),
+        (16, Duration::from_micros(250)),
+    ];
+    let methods = [
         Method::StdSleep,
         Method::SpinSleep,
         Method::Keeptime(TailTarget::BALANCED),
-    ] {
-        print_row(m, &crowd(m, threads, d, total), None, d);
+        Method::KeeptimeIdleHint,
+    ];
+    let total = Duration::from_secs_f64(1.5 * scale.max(0.2));
+    let rounds = 2;
+    let status = keeptime::pmqos::query();
+    println!(
+        "\n## crowds: threads sleeping in a loop on {cpus} CPUs, {rounds} interleaved rounds of {:.1} s per method, process CPU in % of one core\n",
+        total.as_secs_f64()
+    );
+    println!(
+        "(cpuidle driver {}; PM QoS CPU latency in force {}; this process {} hold the idle hint)\n",
+        status.driver.as_deref().unwrap_or("unknown"),
+        status
+            .in_force_us
+            .map_or("unreadable".into(), |v| format!("{v} µs")),
+        if status.may_request { "may" } else { "may not" }
+    );
+    println!("| threads × sleep | method | p50 error | p99 error | max error | early | late > 2 µs | process CPU |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    for (threads, d) in shapes {
+        let mut acc: Vec<(Vec<i64>, u64, u64)> =
+            methods.iter().map(|_| (Vec::new(), 0, 0)).collect();
+        for r in 0..rounds {
+            for k in 0..methods.len() {
+                // The second round runs the methods in reverse order.
+                let i = if r % 2 == 0 { k } else { methods.len() - 1 - k };
+                let c = crowd(methods[i], threads, d, total);
+                acc[i].0.extend(c.errors);
+                acc[i].1 += c.cpu_ns;
+                acc[i].2 += c.wall_ns;
+            }
+        }
+        let sums: Vec<Summary> = acc
+            .iter_mut()
+            .map(|(e, c, w)| summarize(e, *c, *w))
+            .collect();
+        for (m, s) in methods.iter().zip(&sums) {
+            println!(
+                "| {threads} × {} | {} | {} | {} | {} | {} | {:.1} % | {:.1} % |",
+                fmt_d(d),
+                m.name(),
+                fmt_ns(s.p50),
+                fmt_ns(s.p99),
+                fmt_ns(s.max),
+                s.early,
+                s.late * 100.0,
+                s.cpu
+            );
+        }
+        let (std_s, peer, kt) = (&sums[0], &sums[1], &sums[2]);
+        println!(
+            "| | targets | p50 ≤ spin_sleep, std: {} | p99 ≤ spin_sleep, std: {} | max ≤ 2 ms: {} | zero early: {} | | CPU ≤ spin_sleep: {} |",
+            ok(kt.p50 <= peer.p50 && kt.p50 <= std_s.p50),
+            ok(kt.p99 <= peer.p99 && kt.p99 <= std_s.p99),
+            ok(kt.max <= 2_000_000),
+            ok(sums[2].early + sums[3].early == 0),
+            ok(kt.cpu <= peer.cpu)
+        );
     }
 }
 
