@@ -61,6 +61,7 @@
 pub mod clocks;
 mod error;
 pub mod estimate;
+mod idle_hint;
 pub mod os;
 mod platform;
 pub mod pmqos;
@@ -79,6 +80,7 @@ use std::time::{Duration, Instant};
 
 pub use error::Error;
 pub use estimate::MarginEstimator;
+pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
 pub use platform::{Platform, System};
 pub use sleep::{
     plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper, SleeperBuilder,
