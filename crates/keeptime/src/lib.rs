@@ -42,6 +42,10 @@
 //!   snowball into everyone spinning.
 //! * Durations past the clock's range saturate to an effectively unbounded
 //!   wait; nothing panics on any input.
+//! * Opt-in: [`SleeperBuilder::idle_hint`] holds a PM QoS CPU latency
+//!   request (`/dev/cpu_dma_latency`, per process, reference-counted) while
+//!   the sleeper lives, so OS waits wake sooner on machines with deep idle
+//!   states; the price is power (idle CPUs poll). A refusal never fails.
 //!
 //! ## Async code
 //!
