@@ -19,6 +19,10 @@ type ClockReport struct {
 	// Machine is the configuration that decides how precisely anything here
 	// can wait.
 	Machine MachineInfo `json:"machine"`
+	// IdleLatency is the cpuidle driver and governor, the PM QoS CPU
+	// latency value in force and whether this process may hold a request
+	// (the idle-latency hint, see IdleHint).
+	IdleLatency IdleLatencyReport `json:"idle_latency"`
 	// Notes says what the numbers mean for precise waiting.
 	Notes []string `json:"notes"`
 }
@@ -124,6 +128,7 @@ func InspectClocks() (*ClockReport, error) {
 	if slack, err := timerSlackNs(); err == nil {
 		r.Machine.TimerSlackNs = &slack
 	}
+	r.IdleLatency = InspectIdleLatency()
 	r.Notes = notes(r)
 	for _, c := range r.Clocks {
 		if c.Available {
@@ -298,6 +303,7 @@ func notes(r *ClockReport) []string {
 	if c, ok := r.Clock("MONOTONIC_COARSE"); ok && c.ResolutionNs != nil && *c.ResolutionNs > 0 {
 		out = append(out, fmt.Sprintf("The kernel tick is %s (CLOCK_MONOTONIC_COARSE resolution, i.e. CONFIG_HZ=%d): coarse clocks step by that much.", time.Duration(*c.ResolutionNs), time.Second/time.Duration(*c.ResolutionNs)))
 	}
+	out = append(out, idleNotes(r.IdleLatency)...)
 	now, ok1 := r.Clock("time.Now")
 	since, ok2 := r.Clock("time.Since")
 	sys, ok3 := r.Clock("MONOTONIC")

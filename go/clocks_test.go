@@ -33,6 +33,9 @@ func TestInspectClocksReportsEveryClock(t *testing.T) {
 			t.Errorf("missing Linux details: %+v %+v", mono, r.Machine)
 		}
 	}
+	if il := r.IdleLatency; (il.InForceMicros == nil) == (il.ReadError == "") || il.MayRequest == (il.RequestRefused != "") {
+		t.Errorf("idle latency %+v", il)
+	}
 	if r.Machine.NumCPU < 1 || r.Machine.SpinSlots < 1 || r.Machine.OS != runtime.GOOS {
 		t.Errorf("machine %+v", r.Machine)
 	}
@@ -41,7 +44,7 @@ func TestInspectClocksReportsEveryClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back map[string]any
-	if err := json.Unmarshal(b, &back); err != nil || back["clocks"] == nil || back["machine"] == nil {
+	if err := json.Unmarshal(b, &back); err != nil || back["clocks"] == nil || back["machine"] == nil || back["idle_latency"] == nil {
 		t.Fatalf("JSON %s: %v", b, err)
 	}
 }

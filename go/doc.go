@@ -22,6 +22,8 @@
 //	st := s.Stats()                              // sleeps, late, OS waits, spin, CPU estimate
 //	e := keeptime.NewSleeper(keeptime.Efficient) // no spin; may end a few µs early
 //	report, err := keeptime.InspectClocks()      // clock_getres, read cost, clocksource, slack
+//	s.SetIdleHint(keeptime.IdleHintZero)         // opt-in PM QoS request; idle CPUs poll (power!)
+//	defer s.Close()                              // holds the hint until Close
 //
 // # The contract
 //
@@ -47,7 +49,22 @@
 //   - Bad input follows Go's conventions: a negative or zero duration returns
 //     at once, like time.Sleep; a zero or negative ticker period is an error
 //     from NewTicker; a tail target outside [10⁻⁶, 1) or NaN is an error
-//     from NewTailTarget, never clamped or rounded up; nothing panics.
+//     from NewTailTarget, never clamped or rounded up; an idle-latency
+//     hint below 0 or past 2147483647 µs is an error from NewIdleHint or
+//     IdleHintMicros; nothing panics.
+//
+// # The idle-latency hint
+//
+// Sleeper.SetIdleHint and Ticker.SetIdleHint hold a PM QoS CPU latency
+// request on /dev/cpu_dma_latency (Linux) until Close, reference-counted
+// per process, the strictest live value in force. On hosts whose cpuidle
+// driver has deep or polling states (haltpoll, intel_idle, acpi_idle) OS
+// waits then wake sooner and exact sleeps cost less CPU. The price: idle
+// CPUs poll instead of sleeping, more power, and a virtual machine's host
+// sees its vCPUs as busy. A refusal (not root, no device) is logged once
+// per process and never fails a sleep. InspectIdleLatency reports the
+// cpuidle driver, the value in force and whether this process may hold
+// the request.
 //
 // # Goroutines and threads
 //

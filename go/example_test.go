@@ -116,3 +116,39 @@ func ExampleNewTailTarget() {
 	// true
 	// 0.1% <nil>
 }
+
+func ExampleSleeper_SetIdleHint() {
+	s := keeptime.NewSleeper(keeptime.Exact)
+	// Ask the kernel to keep CPU wake-up latency at 0 µs while s holds the
+	// hint. PRICE: idle CPUs poll instead of sleeping (more power; a VM's
+	// host sees its vCPUs busy). Needs root or write access to
+	// /dev/cpu_dma_latency; a refusal is logged once and s works without it.
+	s.SetIdleHint(keeptime.IdleHintZero)
+	defer s.Close() // holds the hint until Close
+
+	st := s.IdleHintStatus() // e.g. "held: 0 µs in force (asked 0 µs)"
+	switch st.State {
+	case keeptime.IdleHintHeld, keeptime.IdleHintRefused: // st.Err says why
+		deadline := time.Now().Add(time.Millisecond)
+		s.SleepUntil(deadline)
+		fmt.Println("early:", time.Now().Before(deadline))
+	}
+	// Output: early: false
+}
+
+func ExampleNewIdleHint() {
+	h, err := keeptime.NewIdleHint(20 * time.Microsecond)
+	fmt.Println(h, err)
+
+	h, err = keeptime.NewIdleHint(1900 * time.Nanosecond) // whole µs, truncated: a stricter bound
+	fmt.Println(h, err)
+
+	_, err = keeptime.IdleHintMicros(-1) // an error, never clamped
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, keeptime.ErrInvalidIdleHint))
+	// Output:
+	// 20 µs <nil>
+	// 1 µs <nil>
+	// keeptime: idle-latency hint must be 0 to 2147483647 µs (got -1 µs)
+	// true
+}

@@ -234,6 +234,10 @@ func ParseMode(s string) (Mode, error) {
 // OS waits plus a spin of the learned margin. Stats reports what this
 // sleeper spent.
 //
+// SetIdleHint (opt-in) asks the kernel to keep CPU wake-up latency low
+// while the sleeper holds it, at a power price (see IdleHint); the sleeper
+// holds it until Close.
+//
 // A Sleeper is not safe for concurrent use, like bufio.Reader: give each
 // goroutine its own (the package functions Sleep and SleepUntil share a pool
 // of them). The zero value is an Exact sleeper with TailBalanced, ready to use.
@@ -246,6 +250,8 @@ type Sleeper struct {
 	est          estimator
 	waitsPlanned uint64
 	stats        sleepStats
+	// hint is the opt-in idle-latency hint (idlehint.go), held until Close.
+	hint idleHintSlot
 }
 
 // NewSleeper returns a sleeper in the given mode on the real clock, with

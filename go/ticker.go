@@ -109,7 +109,8 @@ type TickerStats struct {
 // loop body overran a deadline, the MissedTicks policy decides.
 //
 // Cost per tick: one clock read plus one precise sleep (see Sleeper).
-// A Ticker is not safe for concurrent use.
+// A Ticker asked for the idle-latency hint (SetIdleHint) holds it until
+// Close. A Ticker is not safe for concurrent use.
 type Ticker struct {
 	sleeper *Sleeper
 	sched   schedule

@@ -9,7 +9,10 @@
 #                   tail target and sleeper stats (see go/README.md); e.g.
 #                   GO_BENCH_ARGS='--tail-target strict' or
 #                   GO_BENCH_ARGS='--methods busy-loop,keeptime-relaxed,keeptime,keeptime-strict'
-#                   (keeptime-spin and keeptime-efficient are methods too)
+#                   (keeptime-spin and keeptime-efficient are methods too);
+#                   then the crowd rows (16 goroutines x 1 ms, time.Sleep vs
+#                   keeptime), e.g. GO_BENCH_ARGS='--crowd-only --idle-hint 0'
+#                   (adds keeptime holding the idle-latency hint) or '--crowd 0'
 #
 # Works on a fresh machine: `go mod download` fetches golang.org/x/sys from
 # the module proxy.

@@ -87,9 +87,9 @@ pub use estimate::MarginEstimator;
 pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
 pub use platform::{Platform, System};
 pub use sleep::{
-    plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper, SleeperBuilder,
-    SleeperStats, TailTarget, EXPLORE_EVERY, INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS,
-    SPIN_YIELD_AFTER_NS, SPLITS_NS,
+    crowd_spin_cap, plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper,
+    SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS, CROWD_SPIN_DIVISOR, EXPLORE_EVERY,
+    INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
 };
 pub use sys::OsWake;
 pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};

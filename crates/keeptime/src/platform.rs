@@ -32,6 +32,19 @@ pub trait Platform {
     fn try_begin_spin(&self) -> bool;
     /// Give back the slot taken by a successful [`try_begin_spin`](Self::try_begin_spin).
     fn end_spin(&self);
+    /// Count the calling sleeper as inside an exact sleep, process-wide, and
+    /// return how many are (this one included). More than [`cpus`](Self::cpus)
+    /// makes the sleep a crowd's (`spec/sleep.md`, *Crowds*). The default
+    /// counts nobody else: never a crowd.
+    fn enter_sleep(&self) -> usize {
+        1
+    }
+    /// Undo one [`enter_sleep`](Self::enter_sleep).
+    fn leave_sleep(&self) {}
+    /// CPUs available to the process. The default: no limit (never a crowd).
+    fn cpus(&self) -> usize {
+        usize::MAX
+    }
     /// The calling thread's CPU time in nanoseconds, if the platform can
     /// read it (`CLOCK_THREAD_CPUTIME_ID` on Linux). The sleeper reads it
     /// around one OS wait in [`COST_SAMPLE_EVERY`](crate::estimate::COST_SAMPLE_EVERY)
@@ -53,9 +66,11 @@ pub trait Platform {
 ///
 /// Clock: `CLOCK_MONOTONIC` (Linux), the clock behind [`Instant`]. OS wait:
 /// `clock_nanosleep(TIMER_ABSTIME)` on Linux, `std::thread::sleep` elsewhere.
-/// Spin slots: at most one spinning thread per available CPU but one (at least
-/// one) in the whole process, so a crowd of sleepers cannot snowball into
-/// everyone spinning, and a woken sleeper never queues behind spinners.
+/// Spin slots: at most one pausing spinner per available CPU but one (at least
+/// one) in the whole process, so a woken sleeper never queues behind pausing
+/// spinners; the others follow with a yield per iteration. The count of
+/// sleepers inside a sleep tells a crowd (more sleepers than CPUs), whose
+/// spins are capped so it cannot snowball into everyone spinning.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct System {
     timer_slack: bool,
@@ -79,16 +94,21 @@ fn anchor() -> (Instant, u64) {
     })
 }
 
+/// CPUs the process may use (read once).
+fn available_cpus() -> usize {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// One CPU fewer than the process may use (at least one): a thread woken from
 /// its OS wait always finds a CPU that no spinner holds.
 fn spin_slots() -> usize {
-    static SLOTS: OnceLock<usize> = OnceLock::new();
-    *SLOTS.get_or_init(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
-    })
+    available_cpus().saturating_sub(1).max(1)
 }
 
 static SPINNERS: AtomicUsize = AtomicUsize::new(0);
+/// Sleepers of the process inside an exact sleep.
+static SLEEPERS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     static SLACK_SET: Cell<bool> = const { Cell::new(false) };
@@ -140,6 +160,18 @@ impl Platform for System {
 
     fn end_spin(&self) {
         SPINNERS.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    fn enter_sleep(&self) -> usize {
+        SLEEPERS.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    fn leave_sleep(&self) {
+        SLEEPERS.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    fn cpus(&self) -> usize {
+        available_cpus()
     }
 
     #[inline]

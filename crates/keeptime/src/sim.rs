@@ -56,6 +56,9 @@ struct State {
     yield_step: u64,
     spin_slots_free: bool,
     spinning: bool,
+    cpus: usize,
+    other_sleepers: usize,
+    sleepers: usize,
     wait_cost: u64,
     thread_cpu: u64,
     source: Option<WakeSource>,
@@ -89,6 +92,9 @@ impl SimPlatform {
                 yield_step: 1_000,
                 spin_slots_free: true,
                 spinning: false,
+                cpus: usize::MAX,
+                other_sleepers: 0,
+                sleepers: 0,
                 wait_cost: 0,
                 thread_cpu: 0,
                 source: None,
@@ -166,6 +172,23 @@ impl SimPlatform {
     /// Whether a spin slot is available (`false` simulates all CPUs busy spinning).
     pub fn set_spin_slots_free(&self, free: bool) {
         self.state.borrow_mut().spin_slots_free = free;
+    }
+
+    /// CPUs the simulated process may use (default: no limit, never a crowd).
+    pub fn set_cpus(&self, cpus: usize) {
+        self.state.borrow_mut().cpus = cpus;
+    }
+
+    /// Sleepers of other threads that the simulation says are inside a sleep
+    /// (default 0): with the sleepers of this world's own sleepers, the
+    /// count [`Platform::enter_sleep`] reports.
+    pub fn set_other_sleepers(&self, n: usize) {
+        self.state.borrow_mut().other_sleepers = n;
+    }
+
+    /// Sleepers of this simulated world inside a sleep right now.
+    pub fn sleepers(&self) -> usize {
+        self.state.borrow().sleepers
     }
 
     /// Every OS wait so far.
@@ -262,6 +285,21 @@ impl Platform for SimPlatform {
 
     fn end_spin(&self) {
         self.state.borrow_mut().spinning = false;
+    }
+
+    fn enter_sleep(&self) -> usize {
+        let mut s = self.state.borrow_mut();
+        s.sleepers += 1;
+        s.sleepers.saturating_add(s.other_sleepers)
+    }
+
+    fn leave_sleep(&self) {
+        let mut s = self.state.borrow_mut();
+        s.sleepers = s.sleepers.saturating_sub(1);
+    }
+
+    fn cpus(&self) -> usize {
+        self.state.borrow().cpus
     }
 
     fn prepare_thread(&self) {}

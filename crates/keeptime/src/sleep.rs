@@ -27,6 +27,14 @@ pub const SPIN_YIELD_AFTER_NS: u64 = 50_000;
 pub const SPIN_NEAR_NS: u64 = 20_000;
 /// While yielding in a long spin, the interrupt check runs this often.
 pub const INTERRUPT_POLL_NS: u64 = 10_000_000;
+/// In a crowd (more sleepers in a sleep than CPUs), the sleepers' spins may
+/// take at most `1 / CROWD_SPIN_DIVISOR` of the CPUs' time, less their OS
+/// waits' cost (`spec/sleep.md`, *Crowds*).
+pub const CROWD_SPIN_DIVISOR: u64 = 2;
+/// In a crowd, the spin-slot holder pauses only within this much of its
+/// deadline and yields before it, like the sleepers without a slot: a
+/// pausing spinner holds a CPU that other sleepers' wake-ups need.
+pub const CROWD_PAUSE_NS: u64 = 5_000;
 
 /// The share of sleeps a [`Sleeper`] in [`Mode::Exact`] lets end late because
 /// the OS woke the thread after the deadline. keeptime picks, per sleep, the
@@ -599,7 +607,7 @@ impl<P: Platform> Sleeper<P> {
         self.estimator.begin_sleep();
         self.stats.sleeps += 1;
         match self.mode {
-            Mode::Spin => self.spin(deadline, now, SPIN_YIELD_AFTER_NS, keep_going),
+            Mode::Spin => self.spin(deadline, now, SPIN_YIELD_AFTER_NS, SPIN_NEAR_NS, keep_going),
             Mode::Efficient => {
                 if let Some(wait) = plan_efficient(&self.estimator, deadline - now) {
                     now = self.os_wait(now, wait, keep_going)?;
@@ -607,42 +615,99 @@ impl<P: Platform> Sleeper<P> {
                 Ok(now)
             }
             Mode::Exact => {
-                let mut budget = u64::from(self.target.ppm());
-                let mut step = PlanStep {
-                    first: true,
-                    explore: self.estimator.sleeps() % EXPLORE_EVERY == 0,
-                    after_split: false,
+                let n = self.platform.enter_sleep();
+                let result = if n > self.platform.cpus() {
+                    self.crowd_sleep(deadline, now, n, keep_going)
+                } else {
+                    self.planned_sleep(deadline, now, keep_going)
                 };
-                loop {
-                    let plan = plan_exact(
-                        &self.estimator,
-                        deadline - now,
-                        budget,
-                        self.min_spin_ns,
-                        step,
-                    );
-                    step.first = false;
-                    step.explore = false;
-                    match plan {
-                        Some(plan) => {
-                            now = self.os_wait(now, plan.wait_ns, keep_going)?;
-                            if now >= deadline {
-                                if now > deadline {
-                                    self.stats.late += 1;
-                                }
-                                return Ok(now);
-                            }
-                            budget = plan.rest_budget_ppm;
-                            if plan.split {
-                                step.after_split = true;
-                            }
+                self.platform.leave_sleep();
+                result
+            }
+        }
+    }
+
+    /// An exact sleep with a CPU to itself: the cheapest plan that meets the
+    /// tail target (`spec/sleep.md`, *planned_sleep*).
+    fn planned_sleep(
+        &mut self,
+        deadline: u64,
+        mut now: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
+        let mut budget = u64::from(self.target.ppm());
+        let mut step = PlanStep {
+            first: true,
+            explore: self.estimator.sleeps() % EXPLORE_EVERY == 0,
+            after_split: false,
+        };
+        loop {
+            let plan = plan_exact(
+                &self.estimator,
+                deadline - now,
+                budget,
+                self.min_spin_ns,
+                step,
+            );
+            step.first = false;
+            step.explore = false;
+            match plan {
+                Some(plan) => {
+                    now = self.os_wait(now, plan.wait_ns, keep_going)?;
+                    if now >= deadline {
+                        if now > deadline {
+                            self.stats.late += 1;
                         }
-                        None => {
-                            let pause_for = SPIN_YIELD_AFTER_NS.max(self.min_spin_ns);
-                            return self.finish(deadline, now, pause_for, keep_going);
-                        }
+                        return Ok(now);
+                    }
+                    budget = plan.rest_budget_ppm;
+                    if plan.split {
+                        step.after_split = true;
                     }
                 }
+                None => {
+                    let pause_for = SPIN_YIELD_AFTER_NS.max(self.min_spin_ns);
+                    return self.finish(deadline, now, pause_for, SPIN_NEAR_NS, keep_going);
+                }
+            }
+        }
+    }
+
+    /// An exact sleep in a crowd of `n` sleepers: one OS wait ending the
+    /// learned margin before the deadline, the margin capped by
+    /// [`crowd_spin_cap`], then a spin (`spec/sleep.md`, *Crowds*).
+    fn crowd_sleep(
+        &mut self,
+        deadline: u64,
+        mut now: u64,
+        n: usize,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
+        let length = deadline - now;
+        let cap = crowd_spin_cap(
+            self.platform.cpus(),
+            n,
+            length,
+            self.estimator.cost(bucket_of(length)),
+        );
+        let budget = u64::from(self.target.ppm());
+        loop {
+            let rest = deadline - now;
+            let g = self
+                .estimator
+                .margin(bucket_of(rest), budget)
+                .min(cap)
+                .max(self.min_spin_ns);
+            if rest > g && rest - g >= MIN_OS_WAIT_NS {
+                now = self.os_wait(now, rest - g, keep_going)?;
+                if now >= deadline {
+                    if now > deadline {
+                        self.stats.late += 1;
+                    }
+                    return Ok(now);
+                }
+            } else {
+                return self.finish(deadline, now, self.min_spin_ns, CROWD_PAUSE_NS, keep_going);
             }
         }
     }
@@ -667,7 +732,7 @@ impl<P: Platform> Sleeper<P> {
             return Ok(now);
         }
         let pause_for = SPIN_YIELD_AFTER_NS.max(deadline_ns - now);
-        self.finish(deadline_ns, now, pause_for, keep_going)
+        self.finish(deadline_ns, now, pause_for, SPIN_NEAR_NS, keep_going)
     }
 
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
@@ -723,41 +788,60 @@ impl<P: Platform> Sleeper<P> {
         Ok(())
     }
 
-    /// The last phase of an exact sleep: spin if a spin slot is free, else an
-    /// OS wait straight to the deadline (late by the wake-up latency, never early).
+    /// The last phase of an exact sleep: a spin. With a process-wide spin slot
+    /// it pauses ([`spin`](Self::spin)); without one it *follows*: a yield on
+    /// every iteration, never late by an OS wake-up and never holding a CPU
+    /// that a woken thread needs.
     fn finish(
         &mut self,
         deadline: u64,
         now: u64,
         pause_for: u64,
+        near: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
         if self.platform.try_begin_spin() {
-            let result = self.spin(deadline, now, pause_for, keep_going);
+            let result = self.spin(deadline, now, pause_for, near, keep_going);
             self.platform.end_spin();
             return result;
         }
-        loop {
-            self.count_os_wait(bucket_of(deadline - now));
-            self.wait_through_signals(deadline, keep_going)?;
-            let woke = self.platform.now_ns();
-            if woke >= deadline {
-                if woke > deadline {
-                    self.stats.late += 1;
+        self.follow(deadline, now, keep_going)
+    }
+
+    /// A spin without a spin slot: yields on every iteration until `deadline`.
+    fn follow(
+        &mut self,
+        deadline: u64,
+        start: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<u64, Interrupted> {
+        let mut now = start;
+        let mut next_poll = start.saturating_add(INTERRUPT_POLL_NS);
+        while now < deadline {
+            self.platform.yield_now();
+            if now >= next_poll {
+                if !keep_going() {
+                    self.add_spin(now - start);
+                    return Err(Interrupted { at_ns: now });
                 }
-                return Ok(woke);
+                next_poll = now.saturating_add(INTERRUPT_POLL_NS);
             }
+            now = self.platform.now_ns();
         }
+        self.add_spin(now - start);
+        Ok(now)
     }
 
     /// Spins until `deadline`: the pause hint for `pause_for` (the planned
-    /// length of the spin) and always within [`SPIN_NEAR_NS`] of the
-    /// deadline; a yield per iteration in between.
+    /// length of the spin) and always within `near` of the deadline
+    /// ([`SPIN_NEAR_NS`]; [`CROWD_PAUSE_NS`] in a crowd); a yield per
+    /// iteration in between.
     fn spin(
         &mut self,
         deadline: u64,
         start: u64,
         pause_for: u64,
+        near: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
         let mut now = start;
@@ -765,7 +849,7 @@ impl<P: Platform> Sleeper<P> {
             .saturating_add(pause_for)
             .saturating_add(INTERRUPT_POLL_NS);
         while now < deadline {
-            if now - start < pause_for || deadline - now <= SPIN_NEAR_NS {
+            if now - start < pause_for || deadline - now <= near {
                 self.platform.relax();
             } else {
                 self.platform.yield_now();
@@ -787,6 +871,23 @@ impl<P: Platform> Sleeper<P> {
         self.stats.spin_ns = self.stats.spin_ns.saturating_add(ns);
         self.stats.cpu_estimate_ns = self.stats.cpu_estimate_ns.saturating_add(ns);
     }
+}
+
+/// The longest spin a sleeper in a crowd of `sleepers` (more than `cpus`)
+/// may plan for a sleep of `length_ns`: its share of `1 /`
+/// [`CROWD_SPIN_DIVISOR`] of the CPUs' time, less `wait_cost_ns` (the
+/// learned cost of its OS wait). Exact, saturating at 0 and at `u64::MAX`.
+///
+/// ```
+/// // 64 threads sleeping 1 ms on 2 CPUs, OS waits costing 5 µs: 10.6 µs of spin each.
+/// assert_eq!(keeptime::crowd_spin_cap(2, 64, 1_000_000, 5_000), 10_625);
+/// ```
+pub fn crowd_spin_cap(cpus: usize, sleepers: usize, length_ns: u64, wait_cost_ns: u64) -> u64 {
+    let share = u128::from(length_ns) * cpus as u128
+        / (u128::from(CROWD_SPIN_DIVISOR) * (sleepers.max(1) as u128));
+    u64::try_from(share)
+        .unwrap_or(u64::MAX)
+        .saturating_sub(wait_cost_ns)
 }
 
 /// The next OS wait of a spin-finished sleep with `remaining_ns` to go, or

@@ -240,17 +240,24 @@ fn spin_mode_pauses_near_the_deadline() {
 }
 
 #[test]
-fn without_a_spin_slot_the_sleep_ends_with_an_os_wait() {
+fn without_a_spin_slot_the_sleep_follows_with_a_yield_per_iteration() {
     let sim = SimPlatform::new(0);
     sim.set_default_overshoot(3_000);
     sim.set_spin_slots_free(false);
     let mut s = exact(&sim);
-    let relaxes = sim.relaxes();
     let woke = s.sleep_until_ns(500_000);
-    assert!(woke >= 500_000);
-    assert_eq!(sim.relaxes(), relaxes, "spun without a slot");
-    let last = *sim.waits().last().unwrap();
-    assert_eq!(last.target_ns, 500_000);
+    // Nothing learned yet: an OS wait ending DEFAULT_MARGIN_NS early, woken
+    // 3 µs late; then one ending the learned margin (the upper edge of the
+    // 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
+    // 1 µs (the simulated yield step) and no pause. No wait to the deadline.
+    assert_eq!(DEFAULT_MARGIN_NS, 50_000);
+    let m = bin_hi(bin_of(3_000));
+    assert_eq!(m, 3_071);
+    let targets: Vec<u64> = sim.waits().iter().map(|w| w.target_ns).collect();
+    assert_eq!(targets, [450_000, 500_000 - m]);
+    assert_eq!(woke, 500_000 - m + 3_000 + 1_000);
+    assert_eq!((sim.relaxes(), sim.yields()), (0, 1));
+    assert_eq!((s.stats().late, s.stats().spin_ns), (0, 1_000));
 }
 
 #[test]
@@ -353,7 +360,7 @@ fn ticker_on_a_simulated_clock_keeps_its_phase() {
 }
 
 #[test]
-fn finish_spins_under_a_slot_or_waits_to_the_deadline_and_learns_nothing() {
+fn finish_spins_under_a_slot_or_follows_without_one_and_learns_nothing() {
     let sim = SimPlatform::new(0);
     let mut s = exact(&sim);
     // A slot is free: a planned 80 µs spin, all with the pause hint, no OS wait.
@@ -364,15 +371,14 @@ fn finish_spins_under_a_slot_or_waits_to_the_deadline_and_learns_nothing() {
     assert!(sim.waits().is_empty());
     assert_eq!((sim.relaxes(), sim.yields()), (800, 0));
     assert!(!sim.is_spinning(), "spin slot leaked");
-    // No slot: one OS wait straight to the deadline, never early.
+    // No slot: it follows, a yield per iteration, never an OS wait, never early.
     sim.set_spin_slots_free(false);
-    sim.set_default_overshoot(3_000);
     let woke = s
         .finish_until_ns_interruptible(100_000, &mut || true)
         .unwrap();
-    assert_eq!(woke, 103_000);
-    assert_eq!(sim.waits().len(), 1);
-    assert_eq!(sim.waits()[0].target_ns, 100_000);
+    assert_eq!(woke, 100_000);
+    assert!(sim.waits().is_empty());
+    assert_eq!((sim.relaxes(), sim.yields()), (800, 20));
     assert_eq!(
         s.estimator().sleeps(),
         0,
@@ -381,6 +387,161 @@ fn finish_spins_under_a_slot_or_waits_to_the_deadline_and_learns_nothing() {
     // A past deadline returns at once.
     assert_eq!(
         s.finish_until_ns_interruptible(0, &mut || true).unwrap(),
-        103_000
+        100_000
     );
+}
+
+// ---- Crowds: more sleepers inside a sleep than CPUs (spec/sleep.md, Crowds) ----
+
+/// A world of `cpus` CPUs where `others` other sleepers are inside a sleep.
+fn crowd_world(cpus: usize, others: usize) -> SimPlatform {
+    let sim = SimPlatform::new(0);
+    sim.set_cpus(cpus);
+    sim.set_other_sleepers(others);
+    sim.set_default_overshoot(3_000);
+    sim
+}
+
+#[test]
+fn crowd_spin_cap_is_the_sleepers_share_of_half_the_cpus_less_the_wait_cost() {
+    use keeptime::{crowd_spin_cap, CROWD_SPIN_DIVISOR};
+    assert_eq!(CROWD_SPIN_DIVISOR, 2);
+    // 64 × 1 ms on 2 CPUs: 2 · 1 ms / (2 · 64) = 15.625 µs, less 5 µs.
+    assert_eq!(crowd_spin_cap(2, 64, 1_000_000, 5_000), 10_625);
+    // 16 × 1 ms: 62.5 µs less 5 µs; 16 × 250 µs: the same as 64 × 1 ms.
+    assert_eq!(crowd_spin_cap(16 / 8, 16, 1_000_000, 5_000), 57_500);
+    assert_eq!(crowd_spin_cap(2, 16, 250_000, 5_000), 10_625);
+    // A wait dearer than the share: no spin at all (saturating at 0).
+    assert_eq!(crowd_spin_cap(2, 64, 1_000_000, 20_000), 0);
+    // Huge lengths and CPU counts are exact, then saturate; never a panic.
+    assert_eq!(crowd_spin_cap(usize::MAX, 1, u64::MAX, 0), u64::MAX);
+    assert_eq!(
+        crowd_spin_cap(4, 0, 1_000, 0),
+        2_000,
+        "0 sleepers counts as 1"
+    );
+    // The bound the cap exists for: n sleepers of length D spin at most
+    // C / CROWD_SPIN_DIVISOR CPUs in total, whatever the margins say.
+    let mut rng = Rng(0xc0de);
+    for _ in 0..10_000 {
+        let c = 1 + rng.below(64) as usize;
+        let n = c + 1 + rng.below(500) as usize;
+        let d = 1 + rng.below(100_000_000);
+        let cap = crowd_spin_cap(c, n, d, rng.below(50_000));
+        assert!(
+            u128::from(cap) * n as u128 * 2 <= u128::from(d) * c as u128,
+            "c {c} n {n} d {d} cap {cap}"
+        );
+    }
+}
+
+#[test]
+fn a_crowd_sleep_caps_its_margin_and_pauses_only_at_the_end() {
+    // 64 sleepers on 2 CPUs: nothing learned yet, so the margin would be
+    // DEFAULT_MARGIN_NS (50 µs); the crowd cap (10.625 µs) wins.
+    let sim = crowd_world(2, 63);
+    let mut s = exact(&sim);
+    let woke = s.sleep_until_ns(1_000_000);
+    assert_eq!(sim.waits().len(), 1);
+    assert_eq!(sim.waits()[0].target_ns, 1_000_000 - 10_625);
+    // Woken at 992 375: yields (1 µs) while more than CROWD_PAUSE_NS (5 µs)
+    // remain, then the pause hint (100 ns steps) to the deadline.
+    assert_eq!(keeptime::CROWD_PAUSE_NS, 5_000);
+    assert_eq!((sim.yields(), sim.relaxes()), (3, 47));
+    assert_eq!(woke, 1_000_075);
+    assert_eq!(sim.sleepers(), 0, "left the crowd count");
+    // It learned the wait as always.
+    assert_eq!(s.estimator().live_samples(bucket_of(989_375)), 1);
+}
+
+#[test]
+fn the_same_sleep_without_a_crowd_plans_as_usual() {
+    // Two sleepers on 2 CPUs are not a crowd: the usual plan, the whole
+    // default margin, and the slot holder pauses for its planned spin.
+    let sim = crowd_world(2, 1);
+    let mut s = exact(&sim);
+    let woke = s.sleep_until_ns(1_000_000);
+    assert_eq!(sim.waits()[0].target_ns, 1_000_000 - DEFAULT_MARGIN_NS);
+    assert_eq!(sim.yields(), 0);
+    // Then the learned margin (3 071 ns), and 71 ns of pause: one 100 ns step.
+    assert_eq!(sim.waits()[1].target_ns, 1_000_000 - 3_071);
+    assert_eq!(woke, 1_000_029);
+}
+
+#[test]
+fn in_a_crowd_a_learned_margin_below_the_cap_is_used_and_min_spin_is_kept() {
+    let sim = crowd_world(2, 15); // 16 × 1 ms: cap 62.5 µs − cost
+    let mut s = exact(&sim);
+    sim.set_wait_cost(5_000);
+    for k in 1..=300u64 {
+        s.sleep_until_ns(k * 1_000_000);
+    }
+    // Every wake-up came 3 µs late: the 1 % margin is that bin's upper edge.
+    let b = bucket_of(1_000_000);
+    let m = s.estimator().margin(b, 10_000);
+    assert_eq!(m, bin_hi(bin_of(3_000)));
+    sim.clear_waits();
+    s.sleep_until_ns(301_000_000);
+    assert_eq!(sim.waits()[0].target_ns, 301_000_000 - m);
+    // A min_spin above the cap is the caller's explicit request: kept.
+    let mut s = Sleeper::builder()
+        .min_spin(Duration::from_micros(100))
+        .build_with(sim.clone());
+    sim.clear_waits();
+    let start = sim.now();
+    s.sleep_until_ns(start + 1_000_000);
+    assert_eq!(sim.waits()[0].target_ns, start + 1_000_000 - 100_000);
+}
+
+#[test]
+fn a_crowd_follower_without_a_slot_yields_to_its_deadline() {
+    let sim = crowd_world(2, 63);
+    sim.set_spin_slots_free(false);
+    let mut s = exact(&sim);
+    let woke = s.sleep_until_ns(1_000_000);
+    assert_eq!(sim.waits().len(), 1, "no OS wait to the deadline");
+    assert_eq!(sim.relaxes(), 0, "no pause without a slot");
+    assert_eq!(sim.yields(), 8); // 992 375 → 1 000 375 in 1 µs steps
+    assert_eq!(woke, 1_000_375);
+    assert_eq!(s.stats().late, 0);
+}
+
+#[test]
+fn several_sleepers_in_one_world_count_themselves_into_the_crowd() {
+    // One CPU; each sleeper of the world is counted while it sleeps, and
+    // leaves the count on every way out, an interrupted sleep included.
+    let sim = crowd_world(1, 0);
+    let mut a = exact(&sim);
+    let mut b = exact(&sim);
+    a.sleep_until_ns(1_000_000);
+    assert_eq!(sim.waits()[0].target_ns, 1_000_000 - DEFAULT_MARGIN_NS);
+    assert_eq!(sim.sleepers(), 0);
+    // Another thread sleeping: b's sleep is a crowd's (2 > 1 CPU), capped at
+    // 1 · 1 ms / (2 · 2) − 5 µs = 245 µs, above b's learned margin.
+    sim.set_other_sleepers(1);
+    sim.clear_waits();
+    let t0 = sim.now();
+    let woke = b.sleep_until_ns(t0 + 1_000_000);
+    let targets: Vec<u64> = sim.waits().iter().map(|w| w.target_ns - t0).collect();
+    // The cap does not bind: b's default margin, then its learned one (as
+    // ever, a sleep re-plans after an OS wait that woke early enough).
+    assert_eq!(targets, [1_000_000 - DEFAULT_MARGIN_NS, 1_000_000 - 3_071]);
+    assert_eq!(
+        woke - t0,
+        1_000_000 - 71 + 100,
+        "71 ns left: one pause step"
+    );
+    assert_eq!(sim.yields(), 0);
+    // Interrupted in its OS wait and told to stop: it still leaves the count.
+    sim.script_interrupts([1_000]);
+    let t1 = sim.now();
+    assert!(a
+        .sleep_until_ns_interruptible(t1 + 1_000_000, &mut || false)
+        .is_err());
+    assert_eq!(sim.sleepers(), 0);
+    // Spin mode never enters the count (the caller asked for a core).
+    let mut sp = Sleeper::builder().mode(Mode::Spin).build_with(sim.clone());
+    let t2 = sim.now();
+    sp.sleep_until_ns(t2 + 10_000);
+    assert_eq!(sim.sleepers(), 0);
 }

@@ -479,9 +479,46 @@ fn sleep_case_full(
     tail_target_ppm: u32,
     sleeps: Vec<SleepSpec>,
 ) -> Value {
+    let world = World {
+        cpus: 1,
+        other_sleepers: 0,
+    };
+    sleep_case_world(
+        name,
+        mode,
+        default_overshoot,
+        min_spin_ns,
+        wait_cost_ns,
+        tail_target_ppm,
+        world,
+        sleeps,
+    )
+}
+
+/// The simulated process: its CPUs and the sleepers of other threads inside
+/// a sleep (`spec/sleep.md`, Crowds). One CPU and nobody else: never a crowd.
+#[derive(Clone, Copy)]
+struct World {
+    cpus: usize,
+    other_sleepers: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sleep_case_world(
+    name: &str,
+    mode: Mode,
+    default_overshoot: u64,
+    min_spin_ns: u64,
+    wait_cost_ns: u64,
+    tail_target_ppm: u32,
+    world: World,
+    sleeps: Vec<SleepSpec>,
+) -> Value {
     let sim = SimPlatform::new(0);
     sim.set_default_overshoot(default_overshoot);
     sim.set_wait_cost(wait_cost_ns);
+    sim.set_cpus(world.cpus);
+    sim.set_other_sleepers(world.other_sleepers);
     let mut sleeper = Sleeper::builder()
         .mode(mode)
         .min_spin(std::time::Duration::from_nanos(min_spin_ns))
@@ -506,7 +543,8 @@ fn sleep_case_full(
     }
     json!({ "name": name, "mode": mode.to_string(), "start_ns": 0, "spin_step_ns": 100, "yield_step_ns": 1_000,
             "default_overshoot_ns": default_overshoot, "min_spin_ns": min_spin_ns,
-            "wait_cost_ns": wait_cost_ns, "tail_target_ppm": tail_target_ppm, "sleeps": out })
+            "wait_cost_ns": wait_cost_ns, "tail_target_ppm": tail_target_ppm,
+            "cpus": world.cpus, "other_sleepers": world.other_sleepers, "sleeps": out })
 }
 
 fn replay_sleep_case(case: &Value) {
@@ -516,6 +554,8 @@ fn replay_sleep_case(case: &Value) {
     sim.set_yield_step(case["yield_step_ns"].as_u64().unwrap());
     sim.set_default_overshoot(case["default_overshoot_ns"].as_u64().unwrap());
     sim.set_wait_cost(case["wait_cost_ns"].as_u64().unwrap());
+    sim.set_cpus(case["cpus"].as_u64().unwrap_or(1) as usize);
+    sim.set_other_sleepers(case["other_sleepers"].as_u64().unwrap_or(0) as usize);
     let mode: Mode = case["mode"].as_str().unwrap().parse().unwrap();
     let min_spin = std::time::Duration::from_nanos(case["min_spin_ns"].as_u64().unwrap_or(0));
     let target = TailTarget::from_ppm(case["tail_target_ppm"].as_u64().unwrap() as u32).unwrap();
@@ -628,7 +668,8 @@ fn sleep_scenarios() -> Vec<Value> {
         4_000,
         vec![sp, sp2],
     ));
-    // All spin slots taken: the last phase is an OS wait straight to the deadline.
+    // All spin slots taken: the last phase follows (a yield per iteration),
+    // never an OS wait straight to the deadline.
     let mut a = s(0, ms, &[10_000, 3_000, 4_000]);
     a.spin_slots_free = false;
     let mut b = s(2 * ms, 2 * ms + 100 * us, &[3_000, 2_000]);
@@ -638,6 +679,55 @@ fn sleep_scenarios() -> Vec<Value> {
         Mode::Exact,
         4_000,
         vec![a, b],
+    ));
+    // A crowd: 64 sleepers on 2 CPUs, OS waits costing 5 µs. The margin is
+    // capped at 2 · D / (2 · 64) − cost; a wake-up later than that is late;
+    // without a slot the spin follows; the slot's spinner pauses only in the
+    // last 5 µs. Then 16 sleepers (cap 57.5 µs above the learned margin).
+    let mut v = Vec::new();
+    let mut t = 0;
+    for (i, o) in [3_000u64, 3_000, 14_000, 3_000, 2_000, 40_000, 3_000]
+        .iter()
+        .enumerate()
+    {
+        let mut sp = s(t, t + ms, &[*o]);
+        sp.spin_slots_free = i != 3;
+        v.push(sp);
+        t += 2 * ms;
+    }
+    v.push(s(t, t + 250 * us, &[3_000]));
+    v.push(s(t + ms, t + ms + 12 * us, &[]));
+    cases.push(sleep_case_world(
+        "exact_crowd_64_on_2_cpus",
+        Mode::Exact,
+        3_000,
+        0,
+        5_000,
+        10_000,
+        World {
+            cpus: 2,
+            other_sleepers: 63,
+        },
+        v,
+    ));
+    let mut v = Vec::new();
+    let mut t = 0;
+    for o in [3_000u64, 3_000, 3_000, 90_000, 3_000] {
+        v.push(s(t, t + ms, &[o]));
+        t += 2 * ms;
+    }
+    cases.push(sleep_case_world(
+        "exact_crowd_16_on_2_cpus_min_spin",
+        Mode::Exact,
+        3_000,
+        20_000,
+        5_000,
+        10_000,
+        World {
+            cpus: 2,
+            other_sleepers: 15,
+        },
+        v,
     ));
     // A huge deadline (saturated duration) and a huge overshoot.
     cases.push(sleep_case(

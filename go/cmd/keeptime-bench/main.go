@@ -7,6 +7,7 @@
 //	go run ./cmd/keeptime-bench [--durations 10us,100us,1ms,10ms]
 //	    [--methods time-sleep,sleep-default-slack,busy-loop,keeptime,keeptime-efficient]
 //	    [--samples N] [--warmup N] [--tail-target balanced] [--export-json FILE]
+//	    [--crowd 16] [--crowd-wait 1ms] [--crowd-for 2s] [--crowd-only] [--idle-hint US]
 //
 // The error of one wait is the first clock reading after it returns minus
 // its deadline (start + d, start read just before the call): the sample of
@@ -20,6 +21,15 @@
 // project's bench result format (spec/bench-result.md), the sleeper stats
 // in each spin-finished keeptime cell's "sleeper" field (tail_target_ppm,
 // sleeps, late, os_waits, spin_ns, cpu_estimate_ns).
+//
+// Then the crowd rows (issue 11; --crowd 0 turns them off): --crowd N
+// goroutines at once (default 16), each sleeping --crowd-wait (1 ms) in a
+// loop for --crowd-for (2 s, after a tenth of it as warm-up), with
+// time.Sleep as the baseline, then one keeptime Exact sleeper per
+// goroutine, then (with --idle-hint US) keeptime sleepers holding the
+// idle-latency hint; p50, p99, max, early, the share of sleeps more than
+// 2 µs late and the whole process's CPU time (getrusage) over wall time.
+// The crowd rows are printed only, not exported.
 package main
 
 import (
@@ -29,6 +39,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +60,9 @@ type options struct {
 	warmup     *uint64
 	exportJSON string
 	target     keeptime.TailTarget
+	crowd      crowdPlan // goroutines == 0: no crowd rows
+	crowdOnly  bool
+	idleHint   *keeptime.IdleHint // the crowd's idle-hint row, when asked
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -60,6 +74,11 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	warmup := fs.Uint64("warmup", 0, "warm-up waits per cell (default: ~50 ms worth, 10 to 1000)")
 	tail := fs.String("tail-target", "balanced", "keeptime's tail target: relaxed (5 %), balanced (1 %), strict (0.1 %), a share (0.002) or a percentage (0.2%)")
 	export := fs.String("export-json", "", "write the results in the bench result format (spec/bench-result.md) to `FILE`")
+	crowd := fs.Int("crowd", 16, "crowd rows: `N` goroutines sleeping at once with keeptime, then with time.Sleep (0 = off, at most 4096)")
+	crowdWait := fs.Duration("crowd-wait", time.Millisecond, "each crowd sleep")
+	crowdFor := fs.Duration("crowd-for", 2*time.Second, "how long each crowd row is measured (after a tenth of it as warm-up)")
+	crowdOnly := fs.Bool("crowd-only", false, "run the crowd rows only, not the per-duration table")
+	idleHint := fs.String("idle-hint", "", "add a crowd row of keeptime sleepers holding the idle-latency hint of `US` µs (0 to 2147483647; idle CPUs poll while it is held)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -101,6 +120,34 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--tail-target: %v", err)
 	}
 	o.target = t
+	if *crowd < 0 || *crowd > 4096 {
+		return o, fmt.Errorf("--crowd: %d is not a goroutine count: 0 (off) to 4096", *crowd)
+	}
+	if *crowdWait <= 0 || *crowdWait > time.Second {
+		return o, fmt.Errorf("--crowd-wait: %v is not between 1ns and 1s", *crowdWait)
+	}
+	if *crowdFor < *crowdWait || *crowdFor > 10*time.Minute {
+		return o, fmt.Errorf("--crowd-for: %v is not between --crowd-wait (%v) and 10m", *crowdFor, *crowdWait)
+	}
+	if *crowdOnly && *crowd == 0 {
+		return o, errors.New("--crowd-only with --crowd 0 runs nothing")
+	}
+	o.crowd = crowdPlan{goroutines: *crowd, wait: *crowdWait, warmup: *crowdFor / 10, measure: *crowdFor}
+	o.crowdOnly = *crowdOnly
+	if *idleHint != "" {
+		us, err := strconv.ParseInt(strings.TrimSpace(*idleHint), 10, 64)
+		if err != nil {
+			return o, fmt.Errorf("--idle-hint: %q is not a whole number of µs (0 to 2147483647)", *idleHint)
+		}
+		h, err := keeptime.IdleHintMicros(us)
+		if err != nil {
+			return o, fmt.Errorf("--idle-hint: %v", err)
+		}
+		if *crowd == 0 {
+			return o, errors.New("--idle-hint applies to the crowd rows, which --crowd 0 turns off")
+		}
+		o.idleHint = &h
+	}
 	return o, nil
 }
 
@@ -151,7 +198,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	m := thisMachine(startSlack)
 	c := clock{anchor: time.Now()}
-	cells := plan(o)
+	var cells []cellPlan
+	if !o.crowdOnly {
+		cells = plan(o)
+	}
 	fmt.Fprintf(stderr, "keeptime-bench (Go %s): %d cells on %s/%s, %d CPUs\n",
 		runtime.Version(), len(cells), m.OS, m.Arch, runtime.NumCPU())
 
@@ -168,8 +218,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if startSlack != nil {
 		setTimerSlackNs(*startSlack) // leave the thread as it was found
 	}
-	printTable(stdout, results)
-	printSleeperStats(stdout, results)
+	if len(results) > 0 {
+		printTable(stdout, results)
+		printSleeperStats(stdout, results)
+	}
+	if o.crowd.goroutines > 0 {
+		runCrowdRows(stdout, stderr, c, o)
+	}
 
 	if o.exportJSON != "" {
 		// The goroutine is locked to its thread, so one thread's CPU time is
@@ -187,6 +242,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %s\n", o.exportJSON)
 	}
 	return nil
+}
+
+// runCrowdRows measures the crowd with time.Sleep, keeptime and, when
+// asked, keeptime holding the idle-latency hint, one after the other in
+// this process, and prints them. (Not in the JSON: the bench result format
+// has no crowd cells.)
+func runCrowdRows(stdout, stderr io.Writer, c clock, o options) {
+	methods := []crowdMethod{timeSleepCrowd(), keeptimeCrowd(o.target, nil)}
+	if o.idleHint != nil {
+		methods = append(methods, keeptimeCrowd(o.target, o.idleHint))
+	}
+	idle := keeptime.InspectIdleLatency()
+	var rows []crowdRow
+	for _, m := range methods {
+		fmt.Fprintf(stderr, "  crowd: %d goroutines, %s\n", o.crowd.goroutines, m.name)
+		rows = append(rows, runCrowd(c, o.crowd, m))
+	}
+	printCrowd(stdout, o.crowd, idle, rows)
 }
 
 // applySlack sets the waiting thread's timer slack for the method's cell and

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	keeptime "github.com/keeptime/keeptime/go"
 )
@@ -21,7 +22,7 @@ func TestExportedJSONFollowsTheBenchResultFormat(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	err := run([]string{"--durations", "20us,150us", "--methods", methodNames(), "--samples", "5", "--warmup", "2",
-		"--tail-target", "0.2%", "--export-json", out}, &stdout, &stderr)
+		"--tail-target", "0.2%", "--export-json", out, "--crowd", "0"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -187,10 +188,24 @@ func TestParseArgs(t *testing.T) {
 		{"--durations", "0s"}, {"--durations", "-1ms"}, {"--durations", "soon"},
 		{"--methods", "warp-drive"}, {"--samples", "0"}, {"extra"},
 		{"--tail-target", "0"}, {"--tail-target", "1"}, {"--tail-target", "NaN"}, {"--tail-target", "loose"},
+		{"--crowd", "-1"}, {"--crowd", "4097"}, {"--crowd-wait", "0s"}, {"--crowd-for", "0s"},
+		{"--crowd-only", "--crowd", "0"}, {"--idle-hint", "-1"}, {"--idle-hint", "2147483648"},
+		{"--idle-hint", "0.5"}, {"--idle-hint", "0", "--crowd", "0"},
 	} {
 		if _, err := parseArgs(bad, &stderr); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+	if o.crowd != (crowdPlan{goroutines: 16, wait: time.Millisecond, warmup: 200 * time.Millisecond, measure: 2 * time.Second}) || o.idleHint != nil {
+		t.Errorf("crowd defaults: %+v %v", o.crowd, o.idleHint)
+	}
+	_, err = parseArgs([]string{"--idle-hint", "-1"}, &stderr)
+	if err == nil || err.Error() != "--idle-hint: keeptime: idle-latency hint must be 0 to 2147483647 µs (got -1 µs)" {
+		t.Errorf("--idle-hint -1: %v", err)
+	}
+	_, err = parseArgs([]string{"--crowd", "-3"}, &stderr)
+	if err == nil || err.Error() != "--crowd: -3 is not a goroutine count: 0 (off) to 4096" {
+		t.Errorf("--crowd -3: %v", err)
 	}
 	if m, err := methodByName(" KEEPTIME "); err != nil || m.name != "keeptime" {
 		t.Error("method names are not case-insensitive")

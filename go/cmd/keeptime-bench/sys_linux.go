@@ -52,3 +52,13 @@ func uname() (release, version string) {
 	}
 	return unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:])
 }
+
+// processCPUNs is the whole process's CPU time, user + system, every
+// thread (getrusage RUSAGE_SELF).
+func processCPUNs() (uint64, bool) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0, false
+	}
+	return uint64(ru.Utime.Nano() + ru.Stime.Nano()), true
+}

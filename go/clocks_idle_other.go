@@ -1,0 +1,8 @@
+//go:build !linux
+
+package keeptime
+
+// mayHoldPmqos: the PM QoS CPU latency device exists only on Linux.
+func mayHoldPmqos(path string) (bool, string) {
+	return false, path + ": no such device (the PM QoS CPU latency interface is Linux's)"
+}
