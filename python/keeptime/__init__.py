@@ -31,6 +31,7 @@ except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
         "or build in place with maturin develop."
     ) from e
 from keeptime._keeptime import (
+    IdleHintStatus,
     Schedule,
     Sleeper,
     SleeperStats,
@@ -83,6 +84,7 @@ __all__ = [
     "ClockInfo",
     "ClockReport",
     "Finding",
+    "IdleHintStatus",
     "IdleState",
     "MachineInfo",
     "Schedule",

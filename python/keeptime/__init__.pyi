@@ -12,6 +12,7 @@ from keeptime._clocks import (
     clocks as clocks,
 )
 from keeptime._keeptime import (
+    IdleHintStatus as IdleHintStatus,
     Schedule as Schedule,
     Sleeper as Sleeper,
     SleeperStats as SleeperStats,
@@ -31,6 +32,7 @@ __all__ = [
     "ClockInfo",
     "ClockReport",
     "Finding",
+    "IdleHintStatus",
     "IdleState",
     "MachineInfo",
     "Schedule",

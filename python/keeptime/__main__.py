@@ -1,6 +1,6 @@
 """``python -m keeptime``: the bench and the clock report from Python.
 
-    python -m keeptime bench [--durations 10us,100us,1ms,10ms] [--export-json FILE]
+    python -m keeptime bench [--durations 10us,100us,1ms,10ms] [--crowd 16] [--export-json FILE]
     python -m keeptime clocks [--json]
     python -m keeptime bench-async [--scale 0.25] [--no-uvloop]
 """
@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import List, Optional
 
 import keeptime
-from keeptime import _bench, _format
+from keeptime import _bench, _crowd, _format
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "min": 60 * 10**9, "h": 3600 * 10**9}
 _DURATION = re.compile(r"^\s*\+?(?P<num>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(?P<unit>[a-zµμ]*)\s*$")
@@ -127,12 +127,28 @@ def bench(args: argparse.Namespace) -> int:
                 *(_format.ns(v) for v in costs.values())
             )
         )
+    crowd = []
+    if args.crowd:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r\x1b[Kcrowd: {args.crowd} threads × {_format.duration(_crowd.DEFAULT_DURATION_NS)} …")
+            sys.stderr.flush()
+        crowd = _crowd.run(args.crowd)
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")
+        out.write("\n" + _crowd.table(crowd))
     out.flush()
     if args.export_json:
         _write(args.export_json, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     if args.export_markdown:
-        _write(args.export_markdown, _bench.markdown(doc))
+        _write(args.export_markdown, _bench.markdown(doc) + (f"\n{_crowd.table_markdown(crowd)}" if crowd else ""))
     return 0
+
+
+def _crowd_threads(text: str) -> int:
+    try:
+        return _crowd.parse_threads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def bench_async(args: argparse.Namespace) -> int:
@@ -211,6 +227,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--export-json", metavar="FILE", help="write the bench result document (spec/bench-result.md); - for stdout")
     b.add_argument("--export-markdown", metavar="FILE", help="write the tables as Markdown; - for stdout")
     b.add_argument("--no-ffi", action="store_true", help="skip measuring the cost of one keeptime.sleep(0) call")
+    b.add_argument(
+        "--crowd",
+        type=_crowd_threads,
+        default=_crowd.DEFAULT_THREADS,
+        metavar="N",
+        help=f"N threads each sleeping {_format.duration(_crowd.DEFAULT_DURATION_NS)} in a loop, keeptime then "
+        f"time.sleep, {_crowd.DEFAULT_SECONDS:g} s each (default {_crowd.DEFAULT_THREADS}; 0 for none)",
+    )
     b.set_defaults(run=bench)
     a = sub.add_parser(
         "bench-async",

@@ -13,7 +13,7 @@ _Seconds: TypeAlias = Union[float, SupportsIndex]
 _TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
 """A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
 
 __version__: str
 TAIL_RELAXED: float
@@ -50,6 +50,7 @@ class Sleeper:
         timer_slack: bool = True,
         min_spin: Optional[_Seconds] = None,
         tail_target: Optional[_TailTarget] = None,
+        idle_hint_us: Optional[int] = None,
     ) -> Self: ...
     def sleep(self, seconds: _Seconds) -> None:
         """Sleep for ``seconds`` in this sleeper's mode."""
@@ -73,6 +74,15 @@ class Sleeper:
         """Share of exact sleeps allowed to end late (e.g. 0.01); settable to a share in (0, 1) or a preset name."""
     @tail_target.setter
     def tail_target(self, target: _TailTarget) -> Self: ...
+    @property
+    def idle_hint_us(self) -> Optional[int]:
+        """The idle-latency hint asked for, µs (a PM QoS request while the sleeper lives;
+        price: idle CPUs poll, more power, a VM's vCPU looks busy), or None; settable."""
+    @idle_hint_us.setter
+    def idle_hint_us(self, value: Optional[int]) -> Self: ...
+    @property
+    def idle_hint_status(self) -> IdleHintStatus:
+        """Whether the idle-latency hint is held (and the value in force), refused (and why) or not asked."""
     def stats(self) -> SleeperStats:
         """What this sleeper has spent since it was made (or since reset_stats)."""
     def reset_stats(self) -> None:
@@ -183,6 +193,27 @@ class Schedule:
         """The counters so far."""
 
 @final
+class IdleHintStatus:
+    """Whether a Sleeper's or Ticker's idle-latency hint is in force: immutable, compares by value."""
+
+    @property
+    def state(self) -> Literal["not asked", "held", "refused"]:
+        """"not asked", "held" or "refused"."""
+    @property
+    def asked_us(self) -> Optional[int]:
+        """The value asked for, µs (None when not asked)."""
+    @property
+    def in_force_us(self) -> Optional[int]:
+        """The value in force for the process while held, µs (<= asked_us); None otherwise."""
+    @property
+    def reason(self) -> Optional[str]:
+        """Why it was refused (the device and the reason); None otherwise."""
+    @property
+    def held(self) -> bool:
+        """Whether the request is held."""
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
 class Ticker:
     """A fixed-rate loop on an absolute schedule: slot k is due at start + k * period.
 
@@ -190,11 +221,22 @@ class Ticker:
     """
 
     def __new__(
-        cls, period: _Seconds, missed: _Missed = "skip", *, mode: _Mode = "exact", timer_slack: bool = True
+        cls,
+        period: _Seconds,
+        missed: _Missed = "skip",
+        *,
+        mode: _Mode = "exact",
+        timer_slack: bool = True,
+        idle_hint_us: Optional[int] = None,
     ) -> Self: ...
     @staticmethod
     def from_ns(
-        period_ns: SupportsIndex, missed: _Missed = "skip", *, mode: _Mode = "exact", timer_slack: bool = True
+        period_ns: SupportsIndex,
+        missed: _Missed = "skip",
+        *,
+        mode: _Mode = "exact",
+        timer_slack: bool = True,
+        idle_hint_us: Optional[int] = None,
     ) -> Ticker:
         """A ticker whose period is given in nanoseconds."""
     def tick(self) -> Tick:
@@ -230,8 +272,18 @@ class Ticker:
     @property
     def next_deadline_ns(self) -> int:
         """When the next slot is due, on the time.monotonic_ns() clock."""
+    @property
+    def idle_hint_us(self) -> Optional[int]:
+        """The idle-latency hint asked for, µs, or None; settable (see Sleeper.idle_hint_us)."""
+    @idle_hint_us.setter
+    def idle_hint_us(self, value: Optional[int]) -> Self: ...
+    @property
+    def idle_hint_status(self) -> IdleHintStatus:
+        """Whether the idle-latency hint is held, refused or not asked."""
 
 # Private helpers of the package (bench, clocks, warm return).
+def _set_idle_hint_device(path: Optional[str]) -> None:
+    """For tests only: later idle-hint requests of this process go to ``path`` (None: the real device)."""
 def _set_warm_up(function: Optional[Callable[[], object]]) -> None: ...
 def _warm_up_lead_ns() -> int: ...
 def _clocks_json(

@@ -4,6 +4,7 @@ mod aio;
 mod bench;
 mod clocks;
 mod convert;
+mod idle_hint;
 mod sleeper;
 mod ticker;
 mod wait;
@@ -25,6 +26,8 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ticker::PyTick>()?;
     m.add_class::<ticker::PyTickerStats>()?;
     m.add_class::<ticker::PySchedule>()?;
+    m.add_class::<idle_hint::PyIdleHintStatus>()?;
+    m.add_function(wrap_pyfunction!(idle_hint::_set_idle_hint_device, m)?)?;
     m.add_function(wrap_pyfunction!(wait::_set_warm_up, m)?)?;
     m.add_function(wrap_pyfunction!(wait::_warm_up_lead_ns, m)?)?;
     m.add_function(wrap_pyfunction!(clocks::_clocks_json, m)?)?;

@@ -1,6 +1,7 @@
 //! `keeptime.Sleeper` and the free sleep functions.
 
 use crate::convert::{deadline_arg, mode_arg, ns_arg, seconds_to_ns, tail_target_arg, Length};
+use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
 use crate::wait::{self, sleep_until_on_thread};
 use keeptime::{Mode, SleeperStats, TailTarget};
 use pyo3::exceptions::PyRuntimeError;
@@ -101,6 +102,21 @@ pub fn sleep_until_ns(py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResul
 /// deadline. A floor under the plan, which already sizes the spin for the
 /// tail target.
 ///
+/// ``idle_hint_us`` (an int from 0 to 2**31 - 1, default ``None``: not
+/// asked) asks the kernel to keep CPU wake-up latency at most that many µs
+/// while the sleeper lives: a PM QoS request on ``/dev/cpu_dma_latency``, the
+/// one cyclictest holds at 0. With a cpuidle driver that has deep or polling
+/// idle states (``haltpoll``, ``intel_idle``, ``acpi_idle``) OS waits then
+/// wake sooner, so exact sleeps spin less; with no cpuidle driver it changes
+/// little. **The price:** idle CPUs poll instead of sleeping, which costs
+/// power, and on a virtual machine the host sees the vCPU as busy. The
+/// request is per process and reference-counted (the strictest live value is
+/// in force; it ends when the last sleeper or ticker holding it is collected).
+/// If it is refused (not root, no such device) the sleeper works exactly as
+/// without it and the process warns once (``RuntimeWarning``); read
+/// :attr:`idle_hint_status`. ``TypeError`` for a non-int, ``ValueError``
+/// outside the range.
+///
 /// :meth:`stats` says what the sleeper has spent: sleeps, late sleeps, OS
 /// waits, spin time and its CPU estimate.
 ///
@@ -135,6 +151,8 @@ pub struct PySleeper {
     /// What this sleeper's sleeps spent, as keeptime.Sleeper counts them
     /// (see `wait::sleep_until_counted`); readable during a sleep.
     stats: Mutex<SleeperStats>,
+    /// The idle-latency request (`idle_hint_us`), held while this object lives.
+    idle_hint: HintSlot,
 }
 
 fn mode_code(mode: Mode) -> u8 {
@@ -192,12 +210,14 @@ impl PySleeper {
 #[pymethods]
 impl PySleeper {
     #[new]
-    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None, tail_target = None))]
+    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
     fn new(
+        py: Python<'_>,
         mode: &str,
         timer_slack: bool,
         min_spin: Option<&Bound<'_, PyAny>>,
         tail_target: Option<&Bound<'_, PyAny>>,
+        idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mode = mode_arg(mode)?;
         let min_spin_ns = match min_spin {
@@ -208,6 +228,7 @@ impl PySleeper {
             Some(target) => tail_target_arg(target)?,
             None => TailTarget::default(),
         };
+        let hint = idle_hint_arg(idle_hint_us)?;
         let sleeper = keeptime::Sleeper::builder()
             .mode(mode)
             .timer_slack(timer_slack)
@@ -221,6 +242,8 @@ impl PySleeper {
             min_spin_ns,
             tail_ppm: AtomicU32::new(target.ppm()),
             stats: Mutex::new(SleeperStats::default()),
+            // Checked above, requested last: a bad argument requests nothing.
+            idle_hint: HintSlot::request(py, hint)?,
         })
     }
 
@@ -300,6 +323,29 @@ impl PySleeper {
         Ok(())
     }
 
+    /// The idle-latency hint asked for, µs, or ``None`` (see the class
+    /// docstring for what it does and its price). Settable from any thread
+    /// to an int from 0 to 2**31 - 1 or ``None`` (gives it up); the new
+    /// request is made before the old one is released.
+    #[getter]
+    fn idle_hint_us(&self) -> Option<u32> {
+        self.idle_hint.asked_us()
+    }
+
+    #[setter]
+    fn set_idle_hint_us(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let hint = idle_hint_arg(value)?;
+        self.idle_hint.set(py, hint)
+    }
+
+    /// Whether the idle-latency hint is held (and the value in force for
+    /// the process), was refused (and why) or was not asked for: an
+    /// :class:`IdleHintStatus`.
+    #[getter]
+    fn idle_hint_status(&self) -> PyIdleHintStatus {
+        self.idle_hint.status()
+    }
+
     /// What this sleeper has spent since it was made (or since
     /// :meth:`reset_stats`): a :class:`SleeperStats` snapshot. Readable from
     /// any thread; a sleep in progress is counted when it ends.
@@ -333,12 +379,17 @@ impl PySleeper {
         } else {
             format!(", tail_target={}", PyFloat::new(py, target.share()).repr()?)
         };
+        let idle_hint = match self.idle_hint.asked_us() {
+            Some(us) => format!(", idle_hint_us={us}"),
+            None => String::new(),
+        };
         Ok(format!(
-            "keeptime.Sleeper(mode='{}', timer_slack={}{}{})",
+            "keeptime.Sleeper(mode='{}', timer_slack={}{}{}{})",
             self.mode(),
             if self.timer_slack { "True" } else { "False" },
             min_spin,
-            tail_target
+            tail_target,
+            idle_hint
         ))
     }
 }

@@ -1,6 +1,7 @@
 //! `keeptime.Ticker`, `keeptime.Schedule`, `keeptime.Tick`, `keeptime.TickerStats`.
 
 use crate::convert::{missed_arg, mode_arg, ns_arg, seconds_to_ns, Length};
+use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
 use crate::wait;
 use keeptime::{MissedTicks, Schedule, Step, TickNs, TickerStats};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -266,6 +267,13 @@ impl PySchedule {
 ///   caught up; for loops that must process every slot.
 /// * ``"delay"``: deliver the late slot and restart the schedule from now.
 ///
+/// ``idle_hint_us`` (an int from 0 to 2**31 - 1, default ``None``) asks the
+/// kernel to keep CPU wake-up latency at most that many µs while the ticker
+/// lives, as for :class:`Sleeper` (its docstring has the details). **The
+/// price:** idle CPUs poll instead of sleeping (more power; on a VM the host
+/// sees the vCPU as busy). A refusal warns once per process and changes
+/// nothing else; read :attr:`idle_hint_status`.
+///
 /// Threads: the schedule and the sleeper are locked separately, so any thread
 /// may read ``stats`` or change ``period`` while another waits in ``tick()``
 /// (the wait then continues to the new deadline); a second thread calling
@@ -283,6 +291,8 @@ impl PySchedule {
 pub struct PyTicker {
     schedule: Mutex<Schedule>,
     sleeper: Mutex<keeptime::Sleeper>,
+    /// The idle-latency request (`idle_hint_us`), held while this object lives.
+    idle_hint: HintSlot,
 }
 
 impl PyTicker {
@@ -321,15 +331,24 @@ impl PyTicker {
 #[pymethods]
 impl PyTicker {
     #[new]
-    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true))]
+    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true, idle_hint_us = None))]
     fn new(
+        py: Python<'_>,
         period: &Bound<'_, PyAny>,
         missed: &str,
         mode: &str,
         timer_slack: bool,
+        idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = seconds_to_ns(period, Length::Period)?;
-        Self::build(period_ns, missed_arg(missed)?, mode, timer_slack)
+        Self::build(
+            py,
+            period_ns,
+            missed_arg(missed)?,
+            mode,
+            timer_slack,
+            idle_hint_us,
+        )
     }
 
     /// A ticker whose period is ``period_ns`` nanoseconds (an int); otherwise
@@ -338,15 +357,24 @@ impl PyTicker {
     /// >>> keeptime.Ticker.from_ns(250_000).period
     /// 0.00025
     #[staticmethod]
-    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true))]
+    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true, idle_hint_us = None))]
     fn from_ns(
+        py: Python<'_>,
         period_ns: &Bound<'_, PyAny>,
         missed: &str,
         mode: &str,
         timer_slack: bool,
+        idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = ns_arg(period_ns, Length::Period)?;
-        Self::build(period_ns, missed_arg(missed)?, mode, timer_slack)
+        Self::build(
+            py,
+            period_ns,
+            missed_arg(missed)?,
+            mode,
+            timer_slack,
+            idle_hint_us,
+        )
     }
 
     /// Wait for the next slot (or return at once if its deadline passed, as
@@ -441,6 +469,26 @@ impl PyTicker {
         self.schedule().policy().to_string()
     }
 
+    /// The idle-latency hint asked for, µs, or ``None``; settable from any
+    /// thread as :attr:`Sleeper.idle_hint_us`.
+    #[getter]
+    fn idle_hint_us(&self) -> Option<u32> {
+        self.idle_hint.asked_us()
+    }
+
+    #[setter]
+    fn set_idle_hint_us(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let hint = idle_hint_arg(value)?;
+        self.idle_hint.set(py, hint)
+    }
+
+    /// Whether the idle-latency hint is held, was refused or was not asked
+    /// for: an :class:`IdleHintStatus`.
+    #[getter]
+    fn idle_hint_status(&self) -> PyIdleHintStatus {
+        self.idle_hint.status()
+    }
+
     /// Index of the next slot.
     #[getter]
     fn next_index(&self) -> u64 {
@@ -465,16 +513,27 @@ impl PyTicker {
 }
 
 impl PyTicker {
-    fn build(period_ns: u64, missed: MissedTicks, mode: &str, timer_slack: bool) -> PyResult<Self> {
+    fn build(
+        py: Python<'_>,
+        period_ns: u64,
+        missed: MissedTicks,
+        mode: &str,
+        timer_slack: bool,
+        idle_hint_us: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let sleeper = keeptime::Sleeper::builder()
             .mode(mode_arg(mode)?)
             .timer_slack(timer_slack)
             .build();
+        let hint = idle_hint_arg(idle_hint_us)?;
+        // Requested before the schedule starts (the request may open a device).
+        let idle_hint = HintSlot::request(py, hint)?;
         let start = keeptime::os::monotonic_ns();
         let schedule = Schedule::new(start, period_ns, missed).map_err(zero_period)?;
         Ok(PyTicker {
             schedule: Mutex::new(schedule),
             sleeper: Mutex::new(sleeper),
+            idle_hint,
         })
     }
 }

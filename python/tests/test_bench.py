@@ -117,18 +117,20 @@ def test_formatting_matches_the_cli():
 def test_command_line_exports_json_to_stdout_and_tables_to_stderr():
     out = subprocess.run(
         [sys.executable, "-m", "keeptime", "bench", "--durations", "20us", "--methods", "busy-loop,keeptime",
-         "--samples", "5", "--warmup", "1", "--no-ffi", "--export-json", "-"],
+         "--samples", "5", "--warmup", "1", "--no-ffi", "--crowd", "0", "--export-json", "-"],
         capture_output=True, text=True, timeout=120, check=True,
     )
     doc = json.loads(out.stdout)
     assert [c["method"] for c in doc["results"]] == ["busy-loop", "keeptime"]
     assert doc["results"][1]["sleeper"]["tail_target_ppm"] == 10_000
     assert "wait 20 µs" in out.stderr
+    assert "crowd" not in out.stderr  # --crowd 0: no crowd row
 
 
 def test_command_line_rejects_bad_arguments():
     for args in (["--durations", "10"], ["--methods", "nope"], ["--samples", "0"], ["--tail-target", "2"],
-                 ["--tail-target", "nan"], ["--tail-target", "fast"], ["--tail-target", "0%"]):
+                 ["--tail-target", "nan"], ["--tail-target", "fast"], ["--tail-target", "0%"],
+                 ["--crowd", "-1"], ["--crowd", "1.5"], ["--crowd", "many"], ["--crowd", "5000"]):
         out = subprocess.run([sys.executable, "-m", "keeptime", "bench", *args], capture_output=True, text=True)
         assert out.returncode == 2 and "error" in out.stderr
 

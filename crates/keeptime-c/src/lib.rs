@@ -15,6 +15,7 @@
 //! kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
 //! kt_sleeper_set_tail_target(s, KT_TAIL_STRICT);          /* at most 0.1 % late */
 //! kt_sleep_stats st; kt_sleeper_stats(s, &st);           /* sleeps, late, OS waits, CPU */
+//! kt_sleeper_set_idle_hint(s, 0);   /* opt-in PM QoS request; price: idle CPUs poll */
 //! ```
 //!
 //! ## Conventions
@@ -38,6 +39,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod clocks;
+mod idle_hint;
 mod sleep;
 mod status;
 mod ticker;
@@ -45,6 +47,11 @@ mod ticker;
 use std::ffi::c_char;
 
 pub use clocks::{kt_clocks_json, kt_string_free};
+pub use idle_hint::{
+    kt_idle_hint_refusal, kt_idle_hint_state, kt_idle_hint_status, kt_sleeper_idle_hint,
+    kt_sleeper_set_idle_hint, kt_testing_set_idle_hint_device, kt_ticker_idle_hint,
+    kt_ticker_set_idle_hint, KT_IDLE_HINT_MAX_US, KT_IDLE_HINT_NONE,
+};
 pub use sleep::{
     kt_keep_going_fn, kt_mode, kt_now_ns, kt_sleep_ns, kt_sleep_stats, kt_sleep_until_ns,
     kt_sleeper, kt_sleeper_create, kt_sleeper_free, kt_sleeper_mode, kt_sleeper_new,

@@ -55,7 +55,7 @@ pub type kt_keep_going_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> c_i
 /// threads); give each waiting thread its own.
 #[allow(non_camel_case_types)]
 pub struct kt_sleeper {
-    inner: Sleeper,
+    pub(crate) inner: Sleeper,
 }
 
 /// C value ↔ Rust value.

@@ -16,7 +16,8 @@ pub enum kt_status {
     KT_ENULL = -1,
     /// An argument was out of range: a negative duration, a zero or negative
     /// period, an unknown mode, policy or flag, a tail target that is not a
-    /// share strictly between 0 and 1. Nothing was changed.
+    /// share strictly between 0 and 1, an idle-latency hint outside
+    /// -1..=2147483647 µs. Nothing was changed.
     KT_EINVAL = -2,
     /// The wait was given up because the `kt_keep_going_fn` callback returned 0.
     KT_EINTR = -3,
@@ -51,7 +52,7 @@ pub extern "C" fn kt_strerror(status: c_int) -> *const c_char {
         Some(KT_OK) => b"success\0",
         Some(KT_ENULL) => b"a required pointer argument was NULL\0",
         Some(KT_EINVAL) => {
-            b"invalid argument (negative duration, zero period, tail target not in (0, 1), or unknown mode, policy or flag)\0"
+            b"invalid argument (negative duration, zero period, tail target not in (0, 1), idle hint not in -1..2147483647 us, or unknown mode, policy or flag)\0"
         }
         Some(KT_EINTR) => b"wait interrupted by the keep_going callback\0",
         Some(KT_EPANIC) => {

@@ -122,7 +122,7 @@ pub struct kt_step {
 /// Use it from one thread at a time (it may move between threads).
 #[allow(non_camel_case_types)]
 pub struct kt_ticker {
-    inner: Ticker,
+    pub(crate) inner: Ticker,
 }
 
 /// The pure state machine behind a ticker, with no clock of its own

@@ -28,7 +28,10 @@
     X(ticker_reset_and_set_period)      \
     X(interrupt_stops_a_long_sleep)     \
     X(interrupt_stops_a_ticker_wait)    \
-    X(clocks_json_report)
+    X(clocks_json_report)               \
+    X(idle_hint_abi_and_bad_values)     \
+    X(idle_hint_strictest_live_value_is_in_force) \
+    X(idle_hint_refused_warns_once)
 
 #define KT_DECLARE(name) void test_##name(void);
 KT_TESTS(KT_DECLARE)

@@ -16,4 +16,8 @@ pub enum Error {
     /// A tail target that is not a share strictly between 0 and 1 (at least 10⁻⁶).
     #[error("tail target {0} is not a share strictly between 0 and 1 (at least 0.000001; or relaxed, balanced, strict, or a percentage like 1%)")]
     InvalidTailTarget(String),
+    /// An idle-latency hint that is not a whole number of µs from 0 to
+    /// 2 147 483 647 (the kernel's `s32`; see [`IdleHint`](crate::IdleHint)).
+    #[error("idle latency hint {0} is not a whole number of µs from 0 to 2147483647 (e.g. 0, 10 or 10us)")]
+    InvalidIdleHint(String),
 }

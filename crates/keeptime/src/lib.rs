@@ -42,6 +42,10 @@
 //!   snowball into everyone spinning.
 //! * Durations past the clock's range saturate to an effectively unbounded
 //!   wait; nothing panics on any input.
+//! * Opt-in: [`SleeperBuilder::idle_hint`] holds a PM QoS CPU latency
+//!   request (`/dev/cpu_dma_latency`, per process, reference-counted) while
+//!   the sleeper lives, so OS waits wake sooner on machines with deep idle
+//!   states; the price is power (idle CPUs poll). A refusal never fails.
 //!
 //! ## Async code
 //!
@@ -61,6 +65,7 @@
 pub mod clocks;
 mod error;
 pub mod estimate;
+mod idle_hint;
 pub mod os;
 mod platform;
 pub mod pmqos;
@@ -79,6 +84,7 @@ use std::time::{Duration, Instant};
 
 pub use error::Error;
 pub use estimate::MarginEstimator;
+pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
 pub use platform::{Platform, System};
 pub use sleep::{
     crowd_spin_cap, plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper,

@@ -40,7 +40,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub use crate::idle_hint::refusal_warning;
 
 /// The PM QoS CPU latency device.
 pub const DEVICE: &str = "/dev/cpu_dma_latency";
@@ -293,9 +296,61 @@ impl Registry {
     }
 }
 
-fn global() -> &'static Arc<Registry> {
-    static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
-    GLOBAL.get_or_init(|| Registry::new(DeviceFile::new(DEVICE)))
+/// The process's holder: of [`DEVICE`], or of the path given to [`set_process_device`].
+static PROCESS: Mutex<Option<Arc<Registry>>> = Mutex::new(None);
+
+#[cfg(test)]
+thread_local! {
+    /// A test's own holder for requests made on its thread (see `with_test_registry`).
+    static TEST_REGISTRY: std::cell::RefCell<Option<Arc<Registry>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The holder every request of the process goes through: [`IdleLatencyHint::request`],
+/// and every sleeper or ticker built with an [`IdleHint`](crate::IdleHint).
+pub(crate) fn global() -> Arc<Registry> {
+    #[cfg(test)]
+    if let Some(reg) = TEST_REGISTRY.with(|t| t.borrow().clone()) {
+        return reg;
+    }
+    let mut process = PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    Arc::clone(process.get_or_insert_with(|| Registry::new(DeviceFile::new(DEVICE))))
+}
+
+/// Runs `f` with this thread's requests going to `registry` (a fake [`Device`]).
+#[cfg(test)]
+pub(crate) fn with_test_registry<R>(registry: &Arc<Registry>, f: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            TEST_REGISTRY.with(|t| *t.borrow_mut() = None);
+        }
+    }
+    TEST_REGISTRY.with(|t| *t.borrow_mut() = Some(Arc::clone(registry)));
+    let _reset = Reset;
+    f()
+}
+
+/// **For tests of the runtimes built on the core** (the Python and C
+/// bindings): makes every later request of this process go to the device
+/// file at `path` instead of [`DEVICE`] (`None`: back to [`DEVICE`]), so a
+/// test can see a refusal (a path that does not exist) or read back the value
+/// written (a regular file) without touching the real device. Live requests
+/// keep the device they opened. A program has no reason to call it.
+pub fn set_process_device(path: Option<PathBuf>) {
+    let device = DeviceFile::new(path.unwrap_or_else(|| PathBuf::from(DEVICE)));
+    *PROCESS.lock().unwrap_or_else(|e| e.into_inner()) = Some(Registry::new(device));
+}
+
+/// Whether the caller is the first in the process to report a refused hint:
+/// `true` exactly once per process (the first call), `false` ever after.
+///
+/// spec/idle-hint.md: a refusal is said **once per process**. Every runtime
+/// on the core (the sleeper's own stderr line, Python's `warnings.warn`, …)
+/// asks this before warning, so the process warns once in total.
+pub fn claim_refusal_warning() -> bool {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    !WARNED.swap(true, Ordering::Relaxed)
 }
 
 /// A live idle-latency request. The strictest live request of the process is

@@ -2,6 +2,7 @@
 //! never accumulated from "now", so a ticker does not drift however late the
 //! loop body runs. Specified in `spec/ticker.md`.
 
+use crate::idle_hint::{IdleHint, IdleHintStatus};
 use crate::platform::{duration_ns, Platform, System};
 use crate::sleep::{Interrupted, Sleeper, SleeperBuilder};
 use crate::Error;
@@ -398,6 +399,20 @@ impl<P: Platform> Ticker<P> {
     /// The sleeper this ticker waits with.
     pub fn sleeper(&self) -> &Sleeper<P> {
         &self.sleeper
+    }
+
+    /// Whether the ticker's idle-latency hint is held: its sleeper's
+    /// ([`Sleeper::idle_hint_status`]). A ticker made
+    /// [`with_sleeper`](Self::with_sleeper) from a sleeper built with
+    /// [`SleeperBuilder::idle_hint`] holds the request while it lives.
+    pub fn idle_hint_status(&self) -> IdleHintStatus {
+        self.sleeper.idle_hint_status()
+    }
+
+    /// Asks for another idle-latency hint, or gives it up (`None`); see
+    /// [`Sleeper::set_idle_hint`] and the price in [`SleeperBuilder::idle_hint`].
+    pub fn set_idle_hint(&mut self, hint: Option<IdleHint>) {
+        self.sleeper.set_idle_hint(hint);
     }
 
     /// Restarts the schedule from now: the next slot is due one period from now.
