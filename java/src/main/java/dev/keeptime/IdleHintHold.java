@@ -32,12 +32,16 @@ final class IdleHintHold {
     }
 
     /**
-     * Asks {@code registry} for {@code valueUs} on behalf of {@code owner};
+     * Asks {@code registry} (null: the process's, {@link PmQos#GLOBAL}) for
+     * {@code valueUs} on behalf of {@code owner};
      * a refusal is recorded (and warned once by the registry), never thrown.
      * The release action does not reference {@code owner}, so the owner
      * stays collectable.
      */
     static IdleHintHold acquire(PmQos registry, int valueUs, Object owner) {
+        if (registry == null) {
+            registry = PmQos.GLOBAL;
+        }
         try {
             PmQos.Holder h = new PmQos.Holder(registry, registry.acquire(valueUs));
             return new IdleHintHold(valueUs, registry, h, Lazy.CLEANER.register(owner, h), null);

@@ -156,7 +156,7 @@ public final class Sleeper implements AutoCloseable {
         private TailTarget target = TailTarget.BALANCED;
         private Platform platform;
         private int idleHintUs = -1;
-        private PmQos pmQos = PmQos.GLOBAL;
+        private PmQos pmQos; // null: the process's registry, loaded only when the hint is asked for
 
         private Builder() {}
 

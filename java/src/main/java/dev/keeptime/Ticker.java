@@ -111,7 +111,7 @@ public final class Ticker implements AutoCloseable {
         Objects.requireNonNull(period, "period");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(sleeper, "sleeper");
-        return new Ticker(period, policy, sleeper, PmQos.GLOBAL, -1);
+        return new Ticker(period, policy, sleeper, null, -1);
     }
 
     /**
@@ -136,7 +136,7 @@ public final class Ticker implements AutoCloseable {
         private MissedTicks policy = MissedTicks.SKIP;
         private Sleeper sleeper;
         private int idleHintUs = -1;
-        private PmQos pmQos = PmQos.GLOBAL;
+        private PmQos pmQos; // null: the process's registry, loaded only when the hint is asked for
 
         private Builder(Duration period) {
             this.period = period;
