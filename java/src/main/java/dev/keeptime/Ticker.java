@@ -53,9 +53,10 @@ public final class Ticker implements AutoCloseable {
     private Ticker(Duration period, MissedTicks policy, Sleeper sleeper, PmQos pmQos, int idleHintUs) {
         long periodNs = periodNanos(period);
         this.sleeper = sleeper;
+        // The request first: the schedule starts once it is in force (or refused).
+        this.idleHint = idleHintUs < 0 ? IdleHintHold.NONE : IdleHintHold.acquire(pmQos, idleHintUs, this);
         long start = sleeper.platform().nowNs();
         this.schedule = new Schedule(start, periodNs, policy);
-        this.idleHint = idleHintUs < 0 ? IdleHintHold.NONE : IdleHintHold.acquire(pmQos, idleHintUs, this);
     }
 
     private static long periodNanos(Duration period) {
