@@ -7,6 +7,7 @@
 #   make bench-java   the Java benchmark on JDK 25 (timer slack 1 ns via FFM),
 #                     then the same jar on JDK 17 (~40 s each), keeptime at
 #                     the 5 %, 1 % and 0.1 % tail targets with each sleeper's stats;
+#                     then the crowd row (16 threads × 1 ms, ~10 s; --crowd N, 0 = off);
 #                     JAVA_BENCH_ARGS="--scale 0.25" for a quicker, noisier run.
 #
 # Maven downloads its plugins and the test dependencies (JUnit, Jackson) from

@@ -12,4 +12,6 @@ module dev.keeptime {
     // Thread CPU time (ThreadMXBean): the cost of an OS wait, sampled every 8th
     // planned wait; also the benchmark's CPU figures.
     requires java.management;
+    // The benchmark's crowd row: process CPU time (com.sun.management.OperatingSystemMXBean).
+    requires jdk.management;
 }

@@ -30,6 +30,8 @@ import java.util.OptionalLong;
  *     {@code "hypervisor (CPU flag; type unknown)"}), empty when none was found
  * @param availableProcessors {@link Runtime#availableProcessors()}
  * @param runtime JVM name and version
+ * @param idleLatency the cpuidle driver, the PM QoS CPU latency bound in
+ *     force and whether this process may hold the {@link IdleHint idle-latency hint}
  */
 public record ClockReport(
         double nanoTimeLatencyNs,
@@ -43,7 +45,8 @@ public record ClockReport(
         boolean timerSlackSettable,
         Optional<String> virtualization,
         int availableProcessors,
-        String runtime) {
+        String runtime,
+        IdleLatencyReport idleLatency) {
 
     /**
      * A multi-line, aligned description with what each figure means.
@@ -69,6 +72,7 @@ public record ClockReport(
         }
         line(sb, "timer slack", slack + "; keeptime " + (timerSlackSettable ? "sets it to 1 ns" : "cannot set it here"));
         line(sb, "virtualization", virtualization.orElse("none detected"));
+        sb.append(idleLatency);
         return sb.toString();
     }
 

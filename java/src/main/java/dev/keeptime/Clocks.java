@@ -1,15 +1,28 @@
 package dev.keeptime;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Clock inspection: how fine and how costly {@link System#nanoTime()} really
  * is (seed 002's question, answered without leaving Java), how coarse
  * {@link System#currentTimeMillis()} and {@link Instant#now()} are, and what
- * Linux says about its clocksource, the thread's timer slack and virtualisation.
+ * Linux says about its clocksource, the thread's timer slack, virtualisation,
+ * and its idle states and PM QoS request ({@link #idleLatency()}).
  *
  * <pre>{@code
  * ClockReport r = Clocks.inspect();
@@ -64,7 +77,77 @@ public final class Clocks {
                 TimerSlack.isSupported(),
                 virtualization(available),
                 Runtime.getRuntime().availableProcessors(),
-                System.getProperty("java.vm.name", "JVM") + " " + Runtime.version());
+                System.getProperty("java.vm.name", "JVM") + " " + Runtime.version(),
+                idleLatency());
+    }
+
+    /**
+     * The machine's idle states and the PM QoS CPU latency request, as they
+     * bear on the {@link IdleHint idle-latency hint}: the cpuidle driver and
+     * governor, the bound in force system-wide (4 bytes read from
+     * {@value IdleHint#DEVICE}; opening it read-only adds no constraint), and
+     * whether this process may hold a request ({@link Files#isWritable}, the
+     * device is not opened for writing) and if not, which permission it lacks.
+     * Changes nothing. Cost: a few small file reads.
+     *
+     * @return the report
+     */
+    public static IdleLatencyReport idleLatency() {
+        return idleLatency(Path.of("/"));
+    }
+
+    /** {@link #idleLatency()} under {@code root} (tests: a fake tree). */
+    static IdleLatencyReport idleLatency(Path root) {
+        Path cpuidle = root.resolve("sys/devices/system/cpu/cpuidle");
+        Path device = root.resolve(IdleHint.DEVICE.substring(1));
+        OptionalInt inForce = OptionalInt.empty();
+        Optional<String> readError = Optional.empty();
+        try {
+            inForce = OptionalInt.of(readInForce(device));
+        } catch (IOException | RuntimeException e) {
+            readError = Optional.of(PmQos.reason(e).equals(PmQos.PERMISSION_DENIED)
+                    ? "permission denied (reading it needs root or read access to the device)" : PmQos.reason(e));
+        }
+        boolean exists = Files.exists(device);
+        boolean mayHold = exists && Files.isWritable(device);
+        Optional<String> missing = Optional.empty();
+        if (!mayHold) {
+            missing = Optional.of(exists ? missingWrite(device) : "the device: " + device + " does not exist (no PM QoS CPU latency interface)");
+        }
+        return new IdleLatencyReport(
+                LinuxFiles.read(cpuidle.resolve("current_driver").toString()),
+                LinuxFiles.read(cpuidle.resolve("current_governor").toString()),
+                inForce, readError, mayHold, missing);
+    }
+
+    /** The bound in force: the device's 4 bytes, a native-order {@code s32}. */
+    static int readInForce(Path device) throws IOException {
+        try (FileChannel ch = FileChannel.open(device, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.nativeOrder());
+            while (b.hasRemaining()) {
+                if (ch.read(b) < 0) {
+                    throw new IOException("short read: " + b.position() + " of 4 bytes");
+                }
+            }
+            return b.flip().getInt();
+        }
+    }
+
+    /** Which write permission this process lacks on {@code device}, with its mode and owners. */
+    static String missingWrite(Path device) {
+        try {
+            PosixFileAttributes a = Files.readAttributes(device, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return missingWrite(device.toString(), PosixFilePermissions.toString(a.permissions()),
+                    a.owner().getName(), a.group().getName(), a.permissions().contains(PosixFilePermission.GROUP_WRITE));
+        } catch (IOException | RuntimeException e) {
+            return "write access to " + device + " (its permissions could not be read: " + PmQos.reason(e) + ")";
+        }
+    }
+
+    static String missingWrite(String device, String mode, String owner, String group, boolean groupWrite) {
+        return "write access to " + device + " (" + mode + ", owner " + owner + ", group " + group + "): run as "
+                + owner + (groupWrite ? " or in group " + group : "")
+                + ", or let this user write it (e.g. a udev rule giving a group rw)";
     }
 
     private static void warmUp() {

@@ -48,6 +48,15 @@ import java.util.Objects;
  * and must be used by one thread at a time (use one per thread; the static
  * methods of {@link KeepTime} keep one per thread for you).
  *
+ * <p><b>Idle-latency hint</b> (opt-in, {@link Builder#idleHint(long)}): a
+ * sleeper built with it holds a PM QoS CPU latency request on
+ * {@code /dev/cpu_dma_latency} <b>until {@link #close()}</b> (shared and
+ * reference-counted in the process; see {@link IdleHint}). Price: idle CPUs
+ * poll instead of sleeping, machine-wide, while it is held: more power, and a
+ * VM's host sees its vCPUs busy. Refused (not root, no device), the sleeper
+ * works exactly as without it; {@link #idleHintStatus()} says why. Closing a
+ * sleeper only releases its hint: it still sleeps, without the hint.
+ *
  * <p>Cost: one clock read for a past deadline; otherwise one or two OS waits
  * plus a spin of the learned margin at the tail target, or a pure spin when
  * that is cheaper (short sleeps, or costly OS waits).
@@ -59,7 +68,7 @@ import java.util.Objects;
  * assert woke - deadline >= 0;
  * }</pre>
  */
-public final class Sleeper {
+public final class Sleeper implements AutoCloseable {
     /** OS waits shorter than this (ns) are not worth a system call: spin instead. */
     public static final long MIN_OS_WAIT_NS = 5_000;
     /**
@@ -99,12 +108,14 @@ public final class Sleeper {
     private long osWaits;
     private long spinNs;
     private long cpuEstimateNs;
+    private final IdleHintHold idleHint;
 
-    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target) {
+    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target, PmQos pmQos, int idleHintUs) {
         this.platform = platform;
         this.mode = mode;
         this.minSpinNs = minSpinNs;
         this.target = target;
+        this.idleHint = idleHintUs < 0 ? IdleHintHold.NONE : IdleHintHold.acquire(pmQos, idleHintUs, this);
     }
 
     /**
@@ -144,6 +155,8 @@ public final class Sleeper {
         private long minSpinNs;
         private TailTarget target = TailTarget.BALANCED;
         private Platform platform;
+        private int idleHintUs = -1;
+        private PmQos pmQos; // null: the process's registry, loaded only when the hint is asked for
 
         private Builder() {}
 
@@ -237,14 +250,61 @@ public final class Sleeper {
         }
 
         /**
-         * Builds the sleeper.
+         * Asks for the {@link IdleHint idle-latency hint}: while the sleeper
+         * is open, CPUs should wake from idle within {@code maxLatencyUs} µs
+         * ({@code 0}, cyclictest's value, is the usual choice). The request is
+         * made by {@link #build()} and <b>held until {@link Sleeper#close()}</b>;
+         * a refusal (not root, no device) is logged once per process and
+         * reported by {@link Sleeper#idleHintStatus()}, never thrown.
+         *
+         * <p><b>Price:</b> while any sleeper holds it, idle CPUs poll instead
+         * of sleeping, on the whole machine: more power, and on a virtual
+         * machine the host sees the vCPUs as busy. It pays where the cpuidle
+         * driver has deep or polling states ({@code haltpoll},
+         * {@code intel_idle}, {@code acpi_idle}); with the driver {@code none}
+         * it changes little ({@link Clocks#idleLatency()}).
+         *
+         * @param maxLatencyUs the wake-up latency bound, µs, {@code 0} to {@value IdleHint#MAX_LATENCY_US}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxLatencyUs} is negative or
+         *     past {@value IdleHint#MAX_LATENCY_US} (the kernel reads an {@code s32})
+         */
+        public Builder idleHint(long maxLatencyUs) {
+            this.idleHintUs = IdleHint.checkMicros(maxLatencyUs);
+            return this;
+        }
+
+        /**
+         * The {@link #idleHint(long) idle-latency hint} as a duration,
+         * truncated to whole µs (a lower value is a stricter bound).
+         *
+         * @param maxLatency the wake-up latency bound
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxLatency} is negative or
+         *     {@value IdleHint#MAX_LATENCY_US} µs + 1 or more
+         * @throws NullPointerException if {@code maxLatency} is null
+         */
+        public Builder idleHint(Duration maxLatency) {
+            this.idleHintUs = IdleHint.micros(maxLatency);
+            return this;
+        }
+
+        /** The hint's registry (tests: a fake device); default the process's one. */
+        Builder pmQos(PmQos registry) {
+            this.pmQos = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Builds the sleeper; with {@link #idleHint(long)}, makes the request
+         * (refused or not, the sleeper is built).
          *
          * @return a new sleeper with an empty estimator
          */
         public Sleeper build() {
             Platform p = platform != null ? platform
                     : timerSlack ? SystemPlatform.WITH_TIMER_SLACK : SystemPlatform.WITHOUT_TIMER_SLACK;
-            return new Sleeper(p, mode, minSpinNs, target);
+            return new Sleeper(p, mode, minSpinNs, target, pmQos, idleHintUs);
         }
     }
 
@@ -328,6 +388,29 @@ public final class Sleeper {
         osWaits = 0;
         spinNs = 0;
         cpuEstimateNs = 0;
+    }
+
+    /**
+     * Whether this sleeper's {@link Builder#idleHint(long) idle-latency hint}
+     * is held (and the value in force in this process), was refused (and
+     * why), released by {@link #close()}, or not requested.
+     *
+     * @return the status now
+     */
+    public IdleHintStatus idleHintStatus() {
+        return idleHint.status();
+    }
+
+    /**
+     * Releases this sleeper's {@link Builder#idleHint(long) idle-latency
+     * hint}, if it holds one (the last holder in the process closes the
+     * device, which ends the request). Idempotent. The sleeper stays usable:
+     * it sleeps as before, without the hint. A sleeper without the hint has
+     * nothing to release.
+     */
+    @Override
+    public void close() {
+        idleHint.close();
     }
 
     /**
@@ -546,6 +629,7 @@ public final class Sleeper {
 
     @Override
     public String toString() {
-        return "Sleeper[mode=" + mode.specName() + ", tailTarget=" + target + ", platform=" + platform + "]";
+        return "Sleeper[mode=" + mode.specName() + ", tailTarget=" + target + ", platform=" + platform
+                + (idleHint == IdleHintHold.NONE ? "" : ", idleHint=" + idleHint.status()) + "]";
     }
 }

@@ -25,18 +25,38 @@ import java.util.Objects;
  * <p>Cost per tick: one clock read plus one precise sleep (see {@link Sleeper}).
  * A period too large for the clock saturates to a deadline that never comes.
  *
+ * <p><b>Idle-latency hint</b> (opt-in, {@link Builder#idleHint(long)}): a
+ * ticker built with it holds a PM QoS CPU latency request on
+ * {@code /dev/cpu_dma_latency} <b>until {@link #close()}</b> (shared and
+ * reference-counted in the process; see {@link IdleHint}). Price: idle CPUs
+ * poll instead of sleeping, machine-wide, while it is held: more power, and a
+ * VM's host sees its vCPUs busy. Refused (not root, no device), the ticker
+ * works exactly as without it; {@link #idleHintStatus()} says why.
+ *
+ * <pre>{@code
+ * try (Ticker ticker = Ticker.builder(Duration.ofMillis(1)).idleHint(0).build()) {
+ *     while (running) {
+ *         control(ticker.await().index());
+ *     }
+ * }                                 // the hint is released here
+ * }</pre>
+ *
  * <p><b>Not thread-safe:</b> use a ticker from one thread at a time.
  * Interrupts: {@link #await()} throws {@link InterruptedException} like
  * {@link Thread#sleep(long)}; an interrupted wait consumes no slot.
  */
-public final class Ticker {
+public final class Ticker implements AutoCloseable {
     private final Sleeper sleeper;
     private final Schedule schedule;
+    private final IdleHintHold idleHint;
 
-    private Ticker(Duration period, MissedTicks policy, Sleeper sleeper) {
+    private Ticker(Duration period, MissedTicks policy, Sleeper sleeper, PmQos pmQos, int idleHintUs) {
+        long periodNs = periodNanos(period);
         this.sleeper = sleeper;
+        // The request first: the schedule starts once it is in force (or refused).
+        this.idleHint = idleHintUs < 0 ? IdleHintHold.NONE : IdleHintHold.acquire(pmQos, idleHintUs, this);
         long start = sleeper.platform().nowNs();
-        this.schedule = new Schedule(start, periodNanos(period), policy);
+        this.schedule = new Schedule(start, periodNs, policy);
     }
 
     private static long periodNanos(Duration period) {
@@ -92,7 +112,111 @@ public final class Ticker {
         Objects.requireNonNull(period, "period");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(sleeper, "sleeper");
-        return new Ticker(period, policy, sleeper);
+        return new Ticker(period, policy, sleeper, null, -1);
+    }
+
+    /**
+     * Starts configuring a ticker with the given period (for the
+     * {@link Builder#idleHint(long) idle-latency hint}; the {@code every}
+     * factories cover the rest).
+     *
+     * @param period time between slots, positive
+     * @return a builder with the defaults: {@link MissedTicks#SKIP}, a new
+     *     {@link Mode#EXACT} sleeper, no idle hint
+     * @throws IllegalArgumentException if {@code period} is zero or negative
+     * @throws NullPointerException if {@code period} is null
+     */
+    public static Builder builder(Duration period) {
+        periodNanos(period);
+        return new Builder(period);
+    }
+
+    /** Configures a {@link Ticker}; the schedule starts when {@link #build()} is called. */
+    public static final class Builder {
+        private final Duration period;
+        private MissedTicks policy = MissedTicks.SKIP;
+        private Sleeper sleeper;
+        private int idleHintUs = -1;
+        private PmQos pmQos; // null: the process's registry, loaded only when the hint is asked for
+
+        private Builder(Duration period) {
+            this.period = period;
+        }
+
+        /**
+         * What to do with deadlines that passed (default {@link MissedTicks#SKIP}).
+         *
+         * @param policy the policy
+         * @return this builder
+         * @throws NullPointerException if {@code policy} is null
+         */
+        public Builder missedTicks(MissedTicks policy) {
+            this.policy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /**
+         * The sleeper to wait with (default: a new {@link Mode#EXACT} one).
+         * The ticker takes it over, and {@link Ticker#close()} closes it.
+         *
+         * @param sleeper the sleeper
+         * @return this builder
+         * @throws NullPointerException if {@code sleeper} is null
+         */
+        public Builder sleeper(Sleeper sleeper) {
+            this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+            return this;
+        }
+
+        /**
+         * Asks for the {@link IdleHint idle-latency hint}, held by the ticker
+         * <b>until {@link Ticker#close()}</b>; see
+         * {@link Sleeper.Builder#idleHint(long)} for what it does and its
+         * <b>price</b> (idle CPUs poll: more power; a VM's host sees busy
+         * vCPUs). A refusal is logged once per process and reported by
+         * {@link Ticker#idleHintStatus()}, never thrown.
+         *
+         * @param maxLatencyUs the wake-up latency bound, µs, {@code 0} to {@value IdleHint#MAX_LATENCY_US}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxLatencyUs} is negative or
+         *     past {@value IdleHint#MAX_LATENCY_US}
+         */
+        public Builder idleHint(long maxLatencyUs) {
+            this.idleHintUs = IdleHint.checkMicros(maxLatencyUs);
+            return this;
+        }
+
+        /**
+         * The {@link #idleHint(long) idle-latency hint} as a duration,
+         * truncated to whole µs.
+         *
+         * @param maxLatency the wake-up latency bound
+         * @return this builder
+         * @throws IllegalArgumentException if {@code maxLatency} is negative or
+         *     {@value IdleHint#MAX_LATENCY_US} µs + 1 or more
+         * @throws NullPointerException if {@code maxLatency} is null
+         */
+        public Builder idleHint(Duration maxLatency) {
+            this.idleHintUs = IdleHint.micros(maxLatency);
+            return this;
+        }
+
+        /** The hint's registry (tests: a fake device); default the process's one. */
+        Builder pmQos(PmQos registry) {
+            this.pmQos = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Builds the ticker, starting its schedule now; with
+         * {@link #idleHint(long)}, makes the request (refused or not, the
+         * ticker is built).
+         *
+         * @return a new ticker
+         */
+        public Ticker build() {
+            return new Ticker(period, policy, sleeper != null ? sleeper : Sleeper.create(), pmQos, idleHintUs);
+        }
     }
 
     /**
@@ -173,6 +297,30 @@ public final class Ticker {
      */
     public long nextDeadlineNanos() {
         return sleeper.platform().toNanoTime(schedule.nextDeadlineNs());
+    }
+
+    /**
+     * Whether this ticker's {@link Builder#idleHint(long) idle-latency hint}
+     * is held (and the value in force in this process), was refused (and
+     * why), released by {@link #close()}, or not requested. A hint the
+     * ticker's sleeper was built with is the sleeper's:
+     * {@code sleeper().idleHintStatus()}.
+     *
+     * @return the status now
+     */
+    public IdleHintStatus idleHintStatus() {
+        return idleHint.status();
+    }
+
+    /**
+     * Releases this ticker's idle-latency hint and closes its sleeper
+     * (releasing the sleeper's hint, if it has one). Idempotent; the ticker
+     * stays usable, without the hint.
+     */
+    @Override
+    public void close() {
+        idleHint.close();
+        sleeper.close();
     }
 
     /**

@@ -35,5 +35,27 @@ class ReadmeExampleTest {
         SleeperStats st = strict.stats();   // sleeps(), late(), osWaits(), spinNs(), cpuEstimateNs(), lateShare()
         assertEquals(1, st.sleeps());
         assertEquals(2_000, custom.tailTarget().ppm());
+
+        try (Sleeper hinted = Sleeper.builder().idleHint(0).build()) {  // opt-in idle-latency hint, held until close()
+            System.out.println(hinted.idleHintStatus());                // "held: 0 µs in force (asked 0 µs)" or why refused
+            assertTrue(hinted.idleHintStatus().held()
+                    || hinted.idleHintStatus().state() == IdleHintStatus.State.REFUSED);
+        }
+    }
+
+    /** The idle-hint section's example (with a loop that ends). */
+    @Test
+    void idleHintExample() throws InterruptedException {
+        try (Sleeper s = Sleeper.builder().idleHint(0).build();            // µs; or idleHint(Duration)
+             Ticker t = Ticker.builder(Duration.ofMillis(1)).idleHint(0).build()) {
+            IdleHintStatus st = s.idleHintStatus();   // state() HELD / REFUSED / RELEASED / NOT_REQUESTED,
+                                                      // inForceUs(), refusal()
+            for (int i = 0; i < 3; i++) {
+                t.await();
+            }
+            assertEquals(st.state(), t.idleHintStatus().state());
+            assertEquals(3, t.stats().ticks());
+        }
+        assertTrue(IdleHint.heldUs().isEmpty());      // both holders released: the device is closed
     }
 }

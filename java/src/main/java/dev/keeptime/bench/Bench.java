@@ -26,8 +26,14 @@ import java.util.concurrent.LinkedBlockingQueue;
  *
  * <pre>
  * make bench-java                                   # JDK 25, then JDK 17, same jar
- * java -jar java/target/keeptime-0.1.0.jar [--scale 0.25] [--export-json FILE]
+ * java -jar java/target/keeptime-0.1.0.jar [--scale 0.25] [--export-json FILE] [--crowd N] [--crowd-only]
+ * java -jar java/target/keeptime-0.1.0.jar --clocks   # the clocks report only
  * </pre>
+ *
+ * <p>After the durations, the crowd row ({@link Crowd}): {@code --crowd N}
+ * threads (default 16, 0 = off) each sleeping 1 ms in a loop for ~2 s × scale,
+ * with keeptime, keeptime with the idle hint, {@code parkNanos} and
+ * {@code Thread.sleep}, one after the other.
  *
  * <p>Error of one wait = the method's first {@code System.nanoTime()} reading
  * after the wait − its deadline ({@code nanoTime()} read just before + d), as
@@ -50,6 +56,8 @@ public final class Bench {
     };
     private static final int ROUNDS = 5;
     private static final long WARMUP_TARGET_NS = 50 * MS;
+    private static final String USAGE =
+            "usage: java -jar keeptime.jar [--scale X] [--export-json FILE] [--crowd N] [--crowd-only] | --clocks";
 
     private Bench() {}
 
@@ -62,22 +70,38 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         double scale = 1.0;
         Path export = null;
+        int crowd = 16;
+        boolean crowdOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--scale":
-                    scale = Double.parseDouble(args[++i]);
+                    scale = parseScale(value(args, i++));
                     break;
                 case "--export-json":
-                    export = Path.of(args[++i]);
+                    export = Path.of(value(args, i++));
                     break;
+                case "--crowd":
+                    crowd = parseCrowd(value(args, i++));
+                    break;
+                case "--crowd-only":
+                    crowdOnly = true;
+                    break;
+                case "--clocks":
+                    System.out.print(Clocks.inspect());
+                    return;
                 case "-h":
                 case "--help":
-                    System.out.println("usage: java -jar keeptime.jar [--scale X] [--export-json FILE]");
+                    System.out.println(USAGE);
                     return;
                 default:
-                    System.err.println("unknown argument: " + args[i] + " (try --help)");
-                    System.exit(2);
+                    usageError("unknown argument: " + args[i] + " (try --help)");
             }
+        }
+        if (crowdOnly && crowd == 0) {
+            usageError("--crowd-only needs a crowd: --crowd 0 turns it off");
+        }
+        if (crowdOnly && export != null) {
+            usageError("--export-json writes the duration cells, which --crowd-only skips");
         }
         String created = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         ClockReport clocks = Clocks.inspect();
@@ -95,6 +119,10 @@ public final class Bench {
         System.out.println("all methods in one JVM, " + ROUNDS + " interleaved rounds per duration; "
                 + "error = the method's first nanoTime reading after the wait − deadline");
 
+        if (crowdOnly) {
+            runCrowd(crowd, scale);
+            return;
+        }
         List<Worker> workers = new ArrayList<>();
         for (Method m : methods) {
             workers.add(new Worker(m));
@@ -159,11 +187,59 @@ public final class Bench {
         for (Worker w : workers) {
             w.stop();
         }
+        if (crowd > 0) {
+            runCrowd(crowd, scale);
+        }
         if (export != null) {
             String json = ResultJson.write(created, machine, durations, methods, results);
             Files.write(export, json.getBytes(StandardCharsets.UTF_8));
             System.out.println("\nwrote " + export);
         }
+    }
+
+    private static void runCrowd(int threads, double scale) throws InterruptedException {
+        long measure = (long) Math.max(200 * MS, Crowd.MEASURE_NS * scale);
+        Crowd.print(Crowd.runAll(threads, Crowd.WARMUP_MS * MS, measure), measure);
+    }
+
+    private static String value(String[] args, int i) {
+        if (i + 1 >= args.length) {
+            usageError(args[i] + " needs a value (try --help)");
+        }
+        return args[i + 1];
+    }
+
+    /** A positive, finite scale. */
+    static double parseScale(String s) {
+        double v;
+        try {
+            v = Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            v = Double.NaN;
+        }
+        if (!(v > 0) || Double.isInfinite(v)) {
+            usageError("--scale " + s + ": expected a positive number, e.g. 0.25");
+        }
+        return v;
+    }
+
+    /** 0 (off) to 4096 threads. */
+    static int parseCrowd(String s) {
+        int v = -1;
+        try {
+            v = Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        if (v < 0 || v > 4096) {
+            usageError("--crowd " + s + ": expected a thread count from 0 (off) to 4096");
+        }
+        return v;
+    }
+
+    private static void usageError(String message) {
+        System.err.println(message);
+        System.exit(2);
     }
 
     private static SleeperStats sum(SleeperStats a, SleeperStats b) {

@@ -1,0 +1,214 @@
+package dev.keeptime.bench;
+
+import dev.keeptime.IdleHintStatus;
+import dev.keeptime.Sleeper;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The crowd row: N platform threads, each sleeping 1 ms in a loop for ~2 s,
+ * with keeptime and with the JDK's own waits as baselines, one method after
+ * the other in the same JVM (issue 11's crowd, as the Rust peers bench runs it).
+ *
+ * <p>Error of one sleep = the first {@code System.nanoTime()} reading after it
+ * − its deadline ({@code nanoTime()} read just before + 1 ms). Late share =
+ * sleeps more than {@value #LATE_NS} ns late. Process CPU = the JVM's CPU
+ * time ({@code com.sun.management.OperatingSystemMXBean.getProcessCpuTime()})
+ * over the measured window ÷ its wall time, as a % of one core (all threads,
+ * the JIT and GC included; Linux HotSpot counts it in clock ticks, 10 ms,
+ * so ±0.5 % of a core over 2 s). Each method first runs
+ * {@value #WARMUP_MS} ms unmeasured (keeptime learns its margins), then is
+ * measured; sleeps that start after the window do not count.
+ */
+final class Crowd {
+    /** A sleep this much (ns) or less after its deadline is on time. */
+    static final long LATE_NS = 2_000;
+    static final long SLEEP_NS = 1_000_000;
+    static final long WARMUP_MS = 300;
+    static final long MEASURE_NS = 2_000_000_000L;
+
+    /** The methods of the crowd row. */
+    enum Kind {
+        KEEPTIME("keeptime", "a Sleeper per thread (Mode.EXACT, tail target 1 %), sleepUntil(deadline)"),
+        KEEPTIME_IDLE_HINT("keeptime-idle-hint", "the same, each sleeper built with idleHint(0) (one shared PM QoS request at 0 µs)"),
+        PARK_NANOS("park-nanos", "LockSupport.parkNanos(1 ms), once, the thread's timer slack left as it is"),
+        THREAD_SLEEP("thread-sleep", "Thread.sleep(1)");
+
+        final String id;
+        final String description;
+
+        Kind(String id, String description) {
+            this.id = id;
+            this.description = description;
+        }
+    }
+
+    /**
+     * One method's figures; {@code stats} is null when no sleep started in
+     * the window (the threads were stalled for all of it); {@code note}: what
+     * became of the idle hint, or empty.
+     */
+    record Row(Kind kind, int threads, Stats stats, long late, String note) {
+        double lateShare() {
+            return stats == null ? 0 : (double) late / stats.samples;
+        }
+    }
+
+    private Crowd() {}
+
+    /** The JVM's CPU time, ns, or -1 when the platform bean does not give it. */
+    static long processCpuNs() {
+        var os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    /** Every method, one after the other, {@code threads} threads each. */
+    static List<Row> runAll(int threads, long warmupNs, long measureNs) throws InterruptedException {
+        List<Row> rows = new ArrayList<>();
+        for (Kind k : Kind.values()) {
+            rows.add(run(k, threads, SLEEP_NS, warmupNs, measureNs));
+        }
+        return rows;
+    }
+
+    /** {@code threads} threads of {@code kind} sleeping {@code sleepNs} in a loop: warm-up, then the window. */
+    static Row run(Kind kind, int threads, long sleepNs, long warmupNs, long measureNs) throws InterruptedException {
+        long start = System.nanoTime() + 20_000_000; // every thread started before the warm-up begins
+        long t0 = start + warmupNs;
+        long t1 = t0 + measureNs;
+        long[][] errors = new long[threads][];
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicReference<String> note = new AtomicReference<>("");
+        List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            int index = i;
+            Thread t = new Thread(() -> {
+                try {
+                    errors[index] = loop(kind, index, sleepNs, start, t0, t1, note);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "crowd-" + kind.id + "-" + i);
+            t.setDaemon(true);
+            workers.add(t);
+            t.start();
+        }
+        parkUntil(t0);
+        long wall0 = System.nanoTime();
+        long cpu0 = processCpuNs();
+        parkUntil(t1);
+        long wall = System.nanoTime() - wall0;
+        long cpu1 = processCpuNs();
+        for (Thread t : workers) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("crowd " + kind.id + " failed", failure.get());
+        }
+        int n = 0;
+        for (long[] e : errors) {
+            n += e.length;
+        }
+        long[] all = new long[n];
+        int at = 0;
+        for (long[] e : errors) {
+            System.arraycopy(e, 0, all, at, e.length);
+            at += e.length;
+        }
+        if (n == 0) {
+            return new Row(kind, threads, null, 0, "no sleep started in the measured window: the threads were stalled");
+        }
+        long cpu = cpu0 < 0 || cpu1 < 0 ? 0 : cpu1 - cpu0;
+        Stats s = new Stats(all, wall, cpu);
+        long late = Arrays.stream(all).filter(e -> e > LATE_NS).count();
+        return new Row(kind, threads, s, late, note.get());
+    }
+
+    private static long[] loop(Kind kind, int index, long d, long start, long t0, long t1,
+            AtomicReference<String> note) throws InterruptedException {
+        Sleeper sleeper = kind == Kind.KEEPTIME ? Sleeper.create()
+                : kind == Kind.KEEPTIME_IDLE_HINT ? Sleeper.builder().idleHint(0).build() : null;
+        try {
+            if (sleeper != null && index == 0 && kind == Kind.KEEPTIME_IDLE_HINT) {
+                IdleHintStatus st = sleeper.idleHintStatus();
+                note.set("idle hint " + st);
+            }
+            parkUntil(start);
+            long[] out = new long[(int) ((t1 - t0) / d) + 16];
+            int n = 0;
+            while (true) {
+                long now = System.nanoTime();
+                if (now - t1 >= 0) {
+                    break;
+                }
+                long deadline = now + d;
+                long woke;
+                switch (kind) {
+                    case PARK_NANOS:
+                        LockSupport.parkNanos(d);
+                        woke = System.nanoTime();
+                        break;
+                    case THREAD_SLEEP:
+                        Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+                        woke = System.nanoTime();
+                        break;
+                    default:
+                        woke = sleeper.sleepUntil(deadline);
+                }
+                if (now - t0 >= 0) {
+                    if (n == out.length) {
+                        out = Arrays.copyOf(out, n * 2);
+                    }
+                    out[n++] = woke - deadline;
+                }
+            }
+            return Arrays.copyOf(out, n);
+        } finally {
+            if (sleeper != null) {
+                sleeper.close();
+            }
+        }
+    }
+
+    private static void parkUntil(long t) {
+        long now;
+        while ((now = System.nanoTime()) - t < 0) {
+            LockSupport.parkNanos(t - now);
+        }
+    }
+
+    static void print(List<Row> rows, long measureNs) {
+        Row first = rows.get(0);
+        System.out.printf(Locale.ROOT, "%n## crowd: %d threads × %s sleeps, %s per method after %d ms of warm-up%n%n",
+                first.threads(), Bench.Format.duration(SLEEP_NS), Bench.Format.duration(measureNs), WARMUP_MS);
+        System.out.println("| method | sleeps | p50 | p99 | max | early | late > 2 µs | process CPU (% of one core) |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (Row r : rows) {
+            Stats s = r.stats();
+            if (s == null) {
+                System.out.println("| " + r.kind().id + " | 0 | — | — | — | — | — | — |");
+                continue;
+            }
+            System.out.printf(Locale.ROOT, "| %s | %d | %s | %s | %s | %d | %.1f %% | %.1f %% |%n", r.kind().id, s.samples,
+                    Bench.Format.ns(s.p50Ns), Bench.Format.ns(s.p99Ns), Bench.Format.ns(s.maxNs), s.early,
+                    100 * r.lateShare(), s.cpuPercent);
+        }
+        for (Row r : rows) {
+            if (!r.note().isEmpty()) {
+                System.out.println(r.kind().id + ": " + r.note());
+            }
+        }
+        System.out.println();
+        for (Kind k : Kind.values()) {
+            System.out.println("  " + k.id + ": " + k.description);
+        }
+    }
+}
