@@ -30,7 +30,7 @@
 //! and the methods take turns in rounds, so slow drifts of the machine hit
 //! all of them alike.
 
-use keeptime::{os, Mode, Sleeper, SleeperStats, TailTarget};
+use keeptime::{os, IdleHint, IdleHintStatus, Mode, Sleeper, SleeperStats, TailTarget};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -144,7 +144,11 @@ impl Waiters {
 fn run(method: Method, w: &mut Waiters, d: Duration, n: usize) -> Cell {
     let mut errors = vec![0i64; n];
     let is_keeptime = matches!(method, Method::Keeptime(_) | Method::KeeptimeIdleHint);
-    let _hint = (method == Method::KeeptimeIdleHint).then(idle_hint);
+    // The idle hint is system-wide: this method's sleeper holds it (the
+    // knob a user sets) only during its own runs.
+    if method == Method::KeeptimeIdleHint {
+        w.sleeper.set_idle_hint(Some(IdleHint::ZERO));
+    }
     let mut return_gaps = Vec::with_capacity(if is_keeptime { n } else { 0 });
     let d_ns = d.as_nanos() as u64;
     w.sleeper.reset_stats();
@@ -183,10 +187,18 @@ fn run(method: Method, w: &mut Waiters, d: Duration, n: usize) -> Cell {
             }
         };
     }
+    let cpu_ns = os::thread_cpu_ns() - cpu0;
+    if method == Method::KeeptimeIdleHint {
+        if let IdleHintStatus::Refused { error, .. } = w.sleeper.idle_hint_status() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| println!("(idle hint refused: {error}; its rows ran without it)"));
+        }
+        w.sleeper.set_idle_hint(None);
+    }
     Cell {
         errors,
         return_gaps,
-        cpu_ns: os::thread_cpu_ns() - cpu0,
+        cpu_ns,
         wall_ns: os::monotonic_ns() - wall0,
         stats: is_keeptime.then(|| w.sleeper.stats()),
     }
@@ -235,7 +247,6 @@ fn summarize(errors: &mut [i64], cpu_ns: u64, wall_ns: u64) -> Summary {
 /// `threads` threads, each sleeping `d` in a loop for about `total` with
 /// `method`, started together; their errors and the process CPU over the run.
 fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
-    let _hint = (method == Method::KeeptimeIdleHint).then(idle_hint);
     let n = (total.as_nanos() / d.as_nanos()).max(1) as usize;
     let start = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
     let handles: Vec<_> = (0..threads)
@@ -398,20 +409,6 @@ fn main() {
     }
 
     crowds(scale);
-}
-
-/// Holds the idle-latency hint at 0 µs (what a sleeper built with the hint
-/// does for its life), or says once why it cannot.
-fn idle_hint() -> Option<keeptime::pmqos::IdleLatencyHint> {
-    use std::sync::Once;
-    static SAID: Once = Once::new();
-    match keeptime::pmqos::IdleLatencyHint::request(0) {
-        Ok(h) => Some(h),
-        Err(e) => {
-            SAID.call_once(|| println!("(idle hint refused: {e}; its rows run without it)"));
-            None
-        }
-    }
 }
 
 /// Issue 11's crowd rows: threads each sleeping `d` in a loop, every method
