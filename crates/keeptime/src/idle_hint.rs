@@ -226,56 +226,11 @@ pub fn refusal_warning(error: &HintError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pmqos::{with_test_registry, Device, Registry, Request};
+    use crate::pmqos::fake::{Event, Fake};
+    use crate::pmqos::{with_test_registry, Registry};
     use crate::sim::SimPlatform;
     use crate::{MissedTicks, Sleeper, Ticker};
     use std::path::PathBuf;
-    use std::sync::Mutex;
-
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    enum Event {
-        Open,
-        Write(i32),
-        Close,
-    }
-
-    /// A device that logs what is done to it, or refuses to open.
-    #[derive(Clone, Default)]
-    struct Fake {
-        log: Arc<Mutex<Vec<Event>>>,
-        refuse: Option<HintError>,
-    }
-
-    struct FakeRequest(Arc<Mutex<Vec<Event>>>);
-
-    impl Request for FakeRequest {
-        fn write_value(&mut self, v: i32) -> Result<(), HintError> {
-            self.0.lock().unwrap().push(Event::Write(v));
-            Ok(())
-        }
-    }
-
-    impl Drop for FakeRequest {
-        fn drop(&mut self) {
-            self.0.lock().unwrap().push(Event::Close);
-        }
-    }
-
-    impl Device for Fake {
-        fn open(&self) -> Result<Box<dyn Request>, HintError> {
-            if let Some(e) = &self.refuse {
-                return Err(e.clone());
-            }
-            self.log.lock().unwrap().push(Event::Open);
-            Ok(Box::new(FakeRequest(Arc::clone(&self.log))))
-        }
-    }
-
-    impl Fake {
-        fn log(&self) -> Vec<Event> {
-            self.log.lock().unwrap().clone()
-        }
-    }
 
     fn hint(us: u32) -> IdleHint {
         IdleHint::from_micros(us).unwrap()
@@ -434,7 +389,7 @@ mod tests {
     fn a_refused_hint_builds_and_sleeps_without_it() {
         let path = PathBuf::from("/dev/cpu_dma_latency");
         let fake = Fake {
-            refuse: Some(HintError::NotPermitted { path: path.clone() }),
+            refuse_open: Some(HintError::NotPermitted { path: path.clone() }),
             ..Fake::default()
         };
         let reg = Registry::new(fake.clone());

@@ -491,22 +491,27 @@ pub fn query() -> IdleLatencyStatus {
     query_at(Path::new("/"))
 }
 
+/// A fake PM QoS device for tests: it logs what is done to it, or refuses.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod fake {
+    use super::{Device, HintError, Request};
+    use std::sync::{Arc, Mutex};
 
+    /// What was done to a [`Fake`] device, in order.
     #[derive(Clone, Debug, PartialEq, Eq)]
-    enum Event {
+    pub(crate) enum Event {
         Open,
         Write(i32),
         Close,
     }
 
+    /// A device that logs opens, writes and closes; `refuse_open` makes
+    /// opening fail with that error, `refuse_write` makes writes fail.
     #[derive(Clone, Default)]
-    struct Fake {
-        log: Arc<Mutex<Vec<Event>>>,
-        refuse_open: Option<HintError>,
-        refuse_write: bool,
+    pub(crate) struct Fake {
+        pub(crate) log: Arc<Mutex<Vec<Event>>>,
+        pub(crate) refuse_open: Option<HintError>,
+        pub(crate) refuse_write: bool,
     }
 
     struct FakeRequest(Fake);
@@ -541,8 +546,21 @@ mod tests {
         }
     }
 
+    impl Fake {
+        /// Everything done to the device so far.
+        pub(crate) fn log(&self) -> Vec<Event> {
+            self.log.lock().unwrap().clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fake::{Event, Fake};
+    use super::*;
+
     fn log(f: &Fake) -> Vec<Event> {
-        f.log.lock().unwrap().clone()
+        f.log()
     }
 
     #[test]
