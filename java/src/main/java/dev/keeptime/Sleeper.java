@@ -53,9 +53,9 @@ import java.util.Objects;
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin
  * the status is checked every 10 ms only once the spin has run for 50 µs
- * (or {@code minSpin}) and while the deadline is more than 20 µs away; an
- * interrupt that arrives during a short spin stays set for the next
- * blocking call.
+ * (or {@code minSpin}) and while the deadline is more than 20 µs away (a
+ * spin without a spin slot: every 10 ms from its start); an interrupt that
+ * arrives during a short spin stays set for the next blocking call.
  *
  * <p><b>Not thread-safe:</b> a {@code Sleeper} holds its estimator's state
  * and must be used by one thread at a time (use one per thread; the static
