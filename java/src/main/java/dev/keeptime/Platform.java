@@ -42,15 +42,45 @@ public interface Platform {
     void yieldNow();
 
     /**
-     * Asks for one of the process-wide spin slots before spinning.
+     * Asks for one of the process-wide spin slots before a spin that pauses
+     * with the CPU's hint.
      *
-     * @return {@code false} when as many threads spin as there are CPUs: the
-     *     caller must not add another spinner
+     * @return {@code false} when every slot has a pausing spinner: the caller
+     *     must not add another one (it follows, a yield per iteration, instead)
      */
     boolean tryBeginSpin();
 
     /** Gives back a slot taken by a successful {@link #tryBeginSpin()}. */
     void endSpin();
+
+    /**
+     * Counts the calling sleeper as inside an exact sleep, process-wide, and
+     * returns how many are (this one included). More than {@link #cpus()}
+     * makes the sleep a crowd's ({@code spec/sleep.md}, <em>Crowds</em>):
+     * its final spin is capped by {@link Sleeper#crowdSpinCap}. Every call is
+     * matched by one {@link #leaveSleep()}, on every way out of the sleep.
+     * The default counts nobody else: never a crowd.
+     *
+     * @return the sleepers inside an exact sleep, this one included (at least 1)
+     */
+    default int enterSleep() {
+        return 1;
+    }
+
+    /** Undoes one {@link #enterSleep()}. The default does nothing. */
+    default void leaveSleep() {}
+
+    /**
+     * The CPUs available to the process. The default:
+     * {@link Integer#MAX_VALUE}, no limit, never a crowd.
+     *
+     * @return the number of CPUs the process may use (never negative: a
+     *     negative count makes a crowd's sleep throw
+     *     {@link IllegalArgumentException})
+     */
+    default int cpus() {
+        return Integer.MAX_VALUE;
+    }
 
     /**
      * The calling thread's CPU time, read around every 8th planned OS wait

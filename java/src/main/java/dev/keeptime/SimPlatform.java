@@ -24,6 +24,11 @@ import java.util.List;
  *   <li>The simulated thread CPU clock ({@link #threadCpuNs()}) advances by
  *       the wait cost (default 0) per completed OS wait (an interrupted one
  *       costs nothing) and by every spin and yield step.</li>
+ *   <li>{@link #cpus()} answers {@link #setCpus(int)} (default
+ *       {@link Integer#MAX_VALUE}: never a crowd); {@link #enterSleep()}
+ *       counts this world's sleepers inside an exact sleep and returns them
+ *       plus {@link #setOtherSleepers(int)} (default 0), the sleepers other
+ *       threads would have inside a sleep.</li>
  *   <li>The {@code nanoTime} domain of a simulated sleeper is the simulated
  *       clock itself (unsigned ns).</li>
  * </ul>
@@ -62,6 +67,9 @@ public final class SimPlatform implements Platform {
     private long yields;
     private long waitCost;
     private long threadCpu;
+    private int cpus = Integer.MAX_VALUE;
+    private int otherSleepers;
+    private int sleepers;
 
     /**
      * A simulated world whose clock reads {@code startNs}.
@@ -178,6 +186,44 @@ public final class SimPlatform implements Platform {
     }
 
     /**
+     * The CPUs the simulated process may use (default {@link Integer#MAX_VALUE}:
+     * no limit, never a crowd).
+     *
+     * @param cpus the answer of {@link #cpus()}
+     * @throws IllegalArgumentException if {@code cpus} is negative
+     */
+    public void setCpus(int cpus) {
+        if (cpus < 0) {
+            throw new IllegalArgumentException("cpus must be at least 0, got " + cpus);
+        }
+        this.cpus = cpus;
+    }
+
+    /**
+     * The sleepers of other threads that the simulation says are inside an
+     * exact sleep (default 0): with this world's own sleepers inside a
+     * sleep, the count {@link #enterSleep()} returns.
+     *
+     * @param n the other sleepers
+     * @throws IllegalArgumentException if {@code n} is negative
+     */
+    public void setOtherSleepers(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("other sleepers must be at least 0, got " + n);
+        }
+        this.otherSleepers = n;
+    }
+
+    /**
+     * The sleepers of this simulated world inside an exact sleep right now.
+     *
+     * @return how many entered and did not leave yet
+     */
+    public int sleepers() {
+        return sleepers;
+    }
+
+    /**
      * Every OS wait so far.
      *
      * @return a copy of the record
@@ -274,6 +320,23 @@ public final class SimPlatform implements Platform {
     @Override
     public void endSpin() {
         spinning = false;
+    }
+
+    /** Counts one more sleeper of this world; returns them plus the other sleepers (saturating). */
+    @Override
+    public int enterSleep() {
+        sleepers++;
+        return (int) Math.min(Integer.MAX_VALUE, (long) sleepers + otherSleepers);
+    }
+
+    @Override
+    public void leaveSleep() {
+        sleepers = Math.max(0, sleepers - 1);
+    }
+
+    @Override
+    public int cpus() {
+        return cpus;
     }
 
     @Override

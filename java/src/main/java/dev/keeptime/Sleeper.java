@@ -32,6 +32,19 @@ import java.util.Objects;
  * ({@link TimerSlack}; opt out with {@link Builder#timerSlack(boolean)}); on
  * JDK 17–21 the estimator learns the default 50 µs slack and plans for it.
  *
+ * <p><b>Crowds.</b> The final spin pauses with {@link Thread#onSpinWait()}
+ * only while the sleeper holds one of the process's {@code max(1, CPUs − 1)}
+ * spin slots; a sleeper without one <em>follows</em>: a
+ * {@link Thread#yield()} per iteration to the deadline, never an OS wait
+ * straight to it. When more sleepers of the process are inside an exact
+ * sleep than it has CPUs ({@link Runtime#availableProcessors()}), each sleep
+ * is one OS wait whose margin is capped at the sleeper's share of half the
+ * CPUs less its OS wait's cost ({@link #crowdSpinCap}), then a spin that
+ * pauses only in the last {@value #CROWD_PAUSE_NS} ns: a crowd cannot
+ * snowball into everyone spinning, at the price of sleeps that end late
+ * when a wake-up comes later than the capped margin (counted in
+ * {@link SleeperStats#late()}). {@link Mode#SPIN} is not counted in a crowd.
+ *
  * <p>Guarantees ({@link Mode#EXACT}, {@link Mode#SPIN}): never returns before
  * the deadline on {@code System.nanoTime()}; a deadline in the past returns
  * at once. {@link Mode#EFFICIENT} may return early, by design.
@@ -40,9 +53,9 @@ import java.util.Objects;
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin
  * the status is checked every 10 ms only once the spin has run for 50 µs
- * (or {@code minSpin}) and while the deadline is more than 20 µs away; an
- * interrupt that arrives during a short spin stays set for the next
- * blocking call.
+ * (or {@code minSpin}) and while the deadline is more than 20 µs away (a
+ * spin without a spin slot: every 10 ms from its start); an interrupt that
+ * arrives during a short spin stays set for the next blocking call.
  *
  * <p><b>Not thread-safe:</b> a {@code Sleeper} holds its estimator's state
  * and must be used by one thread at a time (use one per thread; the static
@@ -95,6 +108,19 @@ public final class Sleeper implements AutoCloseable {
     public static final long SPIN_NEAR_NS = 20_000;
     /** While a long spin yields, the interrupt status is checked this often (ns). */
     public static final long INTERRUPT_POLL_NS = 10_000_000;
+    /**
+     * In a crowd (more sleepers inside an exact sleep than CPUs), the
+     * sleepers' spins may take at most {@code 1 / CROWD_SPIN_DIVISOR} of the
+     * CPUs' time, less their OS waits' cost ({@code spec/sleep.md}, <em>Crowds</em>).
+     */
+    public static final long CROWD_SPIN_DIVISOR = 2;
+    /**
+     * In a crowd, the spin-slot holder pauses only within this much (ns) of
+     * its deadline (and during a {@code minSpin}) and yields before it, like
+     * the sleepers without a slot: a pausing spinner holds a CPU that the
+     * other sleepers' wake-ups need.
+     */
+    public static final long CROWD_PAUSE_NS = 5_000;
 
     private final Platform platform;
     private final MarginEstimator estimator = new MarginEstimator();
@@ -502,37 +528,120 @@ public final class Sleeper implements AutoCloseable {
         estimator.beginSleep();
         sleeps++;
         switch (mode) {
-            case SPIN:
-                return spin(deadline, now, SPIN_YIELD_AFTER_NS);
+            case SPIN: // the caller asked for a core: no slot, not counted in a crowd
+                return spin(deadline, now, SPIN_YIELD_AFTER_NS, SPIN_NEAR_NS);
             case EFFICIENT: {
                 long wait = WaitPlan.efficient(estimator, deadline - now);
                 return wait == WaitPlan.NONE ? now : osWaitPlanned(now, wait);
             }
             case EXACT:
             default: {
-                long budget = target.ppm();
-                WaitPlan.Step step = new WaitPlan.Step(true,
-                        Long.remainderUnsigned(estimator.sleeps(), EXPLORE_EVERY) == 0, false);
-                while (true) {
-                    WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs, step);
-                    step = new WaitPlan.Step(false, false, step.afterSplit());
-                    if (plan == null) {
-                        return finish(deadline, now);
-                    }
-                    now = osWaitPlanned(now, plan.waitNs());
-                    if (U64.ge(now, deadline)) { // overslept: nothing left to do
-                        if (now != deadline) {
-                            late++;
-                        }
-                        return now;
-                    }
-                    budget = plan.restBudgetPpm();
-                    if (plan.split()) {
-                        step = new WaitPlan.Step(false, false, true);
-                    }
+                int n = platform.enterSleep();
+                try {
+                    int cpus = platform.cpus();
+                    return n > cpus ? crowdSleep(deadline, now, n, cpus) : plannedSleep(deadline, now);
+                } finally {
+                    platform.leaveSleep(); // on every way out, an interruption included
                 }
             }
         }
+    }
+
+    /**
+     * An exact sleep with a CPU to itself: the cheapest plan that meets the
+     * tail target ({@code spec/sleep.md}, <em>planned_sleep</em>).
+     */
+    private long plannedSleep(long deadline, long now) throws InterruptedException {
+        long budget = target.ppm();
+        WaitPlan.Step step = new WaitPlan.Step(true,
+                Long.remainderUnsigned(estimator.sleeps(), EXPLORE_EVERY) == 0, false);
+        while (true) {
+            WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs, step);
+            step = new WaitPlan.Step(false, false, step.afterSplit());
+            if (plan == null) {
+                return finish(deadline, now, U64.max(SPIN_YIELD_AFTER_NS, minSpinNs), SPIN_NEAR_NS);
+            }
+            now = osWaitPlanned(now, plan.waitNs());
+            if (U64.ge(now, deadline)) { // overslept: nothing left to do
+                if (now != deadline) {
+                    late++;
+                }
+                return now;
+            }
+            budget = plan.restBudgetPpm();
+            if (plan.split()) {
+                step = new WaitPlan.Step(false, false, true);
+            }
+        }
+    }
+
+    /**
+     * An exact sleep in a crowd of {@code n} sleepers on {@code cpus} CPUs:
+     * one OS wait ending the learned margin before the deadline, the margin
+     * capped by {@link #crowdSpinCap} (but never below {@code minSpin}), then
+     * a spin that pauses only in the last {@link #CROWD_PAUSE_NS}
+     * ({@code spec/sleep.md}, <em>Crowds</em>). No two-wait plans, no
+     * exploration; wake-ups are learned as always.
+     */
+    private long crowdSleep(long deadline, long now, int n, int cpus) throws InterruptedException {
+        long length = deadline - now;
+        long cap = crowdSpinCap(cpus, n, length, estimator.cost(MarginEstimator.bucketOf(length)));
+        long budget = target.ppm();
+        while (true) {
+            long rest = deadline - now;
+            long g = U64.max(U64.min(estimator.margin(MarginEstimator.bucketOf(rest), budget), cap), minSpinNs);
+            if (U64.lt(g, rest) && U64.ge(rest - g, MIN_OS_WAIT_NS)) {
+                now = osWaitPlanned(now, rest - g);
+                if (U64.ge(now, deadline)) { // woke after the capped margin: late by the difference
+                    if (now != deadline) {
+                        late++;
+                    }
+                    return now;
+                }
+            } else {
+                return finish(deadline, now, minSpinNs, CROWD_PAUSE_NS);
+            }
+        }
+    }
+
+    /**
+     * The longest spin a sleeper in a crowd of {@code sleepers} (more than
+     * {@code cpus}) may plan for a sleep of {@code lengthNs}: its share of
+     * {@code 1 / }{@link #CROWD_SPIN_DIVISOR} of the CPUs' time, less
+     * {@code waitCostNs} (the learned cost of its OS wait):
+     * {@code (cpus · lengthNs) / (CROWD_SPIN_DIVISOR · sleepers) − waitCostNs},
+     * computed exactly (no 64-bit overflow), saturating at {@code 2^64 − 1}
+     * and at 0. So {@code n} sleepers of length {@code D} spin at most
+     * {@code cpus / CROWD_SPIN_DIVISOR} CPUs on average, whatever their
+     * learned margins say.
+     *
+     * <pre>{@code
+     * // 64 threads sleeping 1 ms on 2 CPUs, OS waits costing 5 µs: 10.6 µs of spin each.
+     * assert Sleeper.crowdSpinCap(2, 64, 1_000_000, 5_000) == 10_625;
+     * }</pre>
+     *
+     * @param cpus the CPUs available to the process
+     * @param sleepers the sleepers inside an exact sleep; 0 counts as 1
+     * @param lengthNs the sleep's length, unsigned ns
+     * @param waitCostNs the learned thread CPU of its OS wait, unsigned ns
+     * @return the cap, unsigned ns
+     * @throws IllegalArgumentException if {@code cpus} or {@code sleepers} is negative
+     */
+    public static long crowdSpinCap(int cpus, int sleepers, long lengthNs, long waitCostNs) {
+        if (cpus < 0) {
+            throw new IllegalArgumentException("cpus must be at least 0, got " + cpus);
+        }
+        if (sleepers < 0) {
+            throw new IllegalArgumentException("sleepers must be at least 0, got " + sleepers);
+        }
+        long c = cpus;
+        long den = CROWD_SPIN_DIVISOR * Math.max(1, sleepers); // at most 2^32
+        // c · D / den = c · q + c · r / den with D = q · den + r (unsigned);
+        // c · r < 2^31 · 2^32 fits a long, c · q saturates at 2^64 − 1.
+        long q = Long.divideUnsigned(lengthNs, den);
+        long r = Long.remainderUnsigned(lengthNs, den);
+        long share = U64.add(U64.mul(c, q), c * r / den);
+        return U64.sub(share, waitCostNs);
     }
 
     /**
@@ -575,41 +684,57 @@ public final class Sleeper implements AutoCloseable {
     }
 
     /**
-     * The last phase of an exact sleep: spin if a spin slot is free, else an
-     * OS wait straight to the deadline (late by the wake-up latency, never early).
+     * The last phase of an exact sleep, a spin: with a process-wide spin slot
+     * it pauses ({@link #spin}); without one it <em>follows</em> ({@link #follow}):
+     * a yield per iteration, never late by an OS wake-up and never holding a
+     * CPU that a woken thread needs.
      */
-    private long finish(long deadline, long now) throws InterruptedException {
+    private long finish(long deadline, long now, long pauseFor, long near) throws InterruptedException {
         if (platform.tryBeginSpin()) {
             try {
-                return spin(deadline, now, U64.max(SPIN_YIELD_AFTER_NS, minSpinNs));
+                return spin(deadline, now, pauseFor, near);
             } finally {
                 platform.endSpin();
             }
         }
-        while (true) {
-            countOsWait(MarginEstimator.bucketOf(deadline - now));
-            waitThroughInterrupts(deadline);
-            long woke = platform.nowNs();
-            if (U64.ge(woke, deadline)) {
-                if (woke != deadline) {
-                    late++;
+        return follow(deadline, now);
+    }
+
+    /**
+     * A spin without a spin slot: {@link Thread#yield()} on every iteration
+     * until {@code deadline}, the interrupt status checked every
+     * {@link #INTERRUPT_POLL_NS}.
+     */
+    private long follow(long deadline, long start) throws InterruptedException {
+        long now = start;
+        long nextPoll = U64.add(start, INTERRUPT_POLL_NS);
+        while (U64.lt(now, deadline)) {
+            platform.yieldNow();
+            if (U64.ge(now, nextPoll)) {
+                if (Thread.interrupted()) {
+                    addSpin(now - start);
+                    throw new InterruptedException("sleep interrupted");
                 }
-                return woke;
+                nextPoll = U64.add(now, INTERRUPT_POLL_NS);
             }
+            now = platform.nowNs();
         }
+        addSpin(now - start);
+        return now;
     }
 
     /**
      * Spins until {@code deadline}: the pause hint for {@code pauseFor} (the
-     * planned length of the spin) and always within {@link #SPIN_NEAR_NS} of
-     * the deadline; a yield per iteration in between, with the interrupt
-     * status checked every {@link #INTERRUPT_POLL_NS}.
+     * planned length of the spin) and always within {@code near} of the
+     * deadline ({@link #SPIN_NEAR_NS}; {@link #CROWD_PAUSE_NS} in a crowd); a
+     * yield per iteration in between, with the interrupt status checked every
+     * {@link #INTERRUPT_POLL_NS}.
      */
-    private long spin(long deadline, long start, long pauseFor) throws InterruptedException {
+    private long spin(long deadline, long start, long pauseFor, long near) throws InterruptedException {
         long now = start;
         long nextPoll = U64.add(U64.add(start, pauseFor), INTERRUPT_POLL_NS);
         while (U64.lt(now, deadline)) {
-            if (U64.lt(now - start, pauseFor) || U64.ge(SPIN_NEAR_NS, deadline - now)) {
+            if (U64.lt(now - start, pauseFor) || U64.ge(near, deadline - now)) {
                 platform.relax();
             } else {
                 platform.yieldNow();

@@ -6,16 +6,23 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The real clock and OS: {@link System#nanoTime()} (CLOCK_MONOTONIC on Linux),
  * {@link LockSupport#parkNanos(long)} as the OS wait, {@link Thread#onSpinWait()},
- * {@link Thread#yield()}, and at most {@code max(1, CPUs - 1)} spinning threads
- * in the whole process (spec/sleep.md "Spin slots").
+ * {@link Thread#yield()}, at most {@code max(1, CPUs - 1)} threads spinning
+ * with the pause hint in the whole process (spec/sleep.md "Spin slots"; the
+ * others follow with a yield per iteration), and a process-wide count of the
+ * sleepers inside an exact sleep, which tells a crowd (more sleepers than
+ * CPUs, whose spins are capped so it cannot snowball into everyone spinning).
  */
 final class SystemPlatform implements Platform {
     /** The nanoTime reading that is platform time 0. */
     private static final long ORIGIN = System.nanoTime();
+    /** The CPUs the process may use (read once, like the spin slots). */
+    private static final int CPUS = Runtime.getRuntime().availableProcessors();
     /** One CPU fewer than the process may use (at least one): a thread woken
-     *  from its OS wait always finds a CPU that no spinner holds. */
-    private static final int SPIN_SLOTS = Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+     *  from its OS wait always finds a CPU that no pausing spinner holds. */
+    private static final int SPIN_SLOTS = Math.max(1, CPUS - 1);
     private static final AtomicInteger SPINNERS = new AtomicInteger();
+    /** Sleepers of the process inside an exact sleep. */
+    private static final AtomicInteger SLEEPERS = new AtomicInteger();
     private static final ThreadLocal<Boolean> SLACK_SET = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
     static final SystemPlatform WITH_TIMER_SLACK = new SystemPlatform(true);
@@ -86,6 +93,27 @@ final class SystemPlatform implements Platform {
     @Override
     public void endSpin() {
         SPINNERS.getAndDecrement();
+    }
+
+    @Override
+    public int enterSleep() {
+        return SLEEPERS.incrementAndGet();
+    }
+
+    @Override
+    public void leaveSleep() {
+        SLEEPERS.decrementAndGet();
+    }
+
+    /** {@link Runtime#availableProcessors()}, read once. */
+    @Override
+    public int cpus() {
+        return CPUS;
+    }
+
+    /** Sleepers of the process inside an exact sleep right now (for tests). */
+    static int sleepers() {
+        return SLEEPERS.get();
     }
 
     @Override

@@ -72,7 +72,11 @@ class RealTimeTest {
         neverEarly(Sleeper.builder().timerSlack(false).build(), 3, 200);
     }
 
-    /** More sleeping threads than CPUs: spin slots run out, never early all the same. */
+    /**
+     * More sleeping threads than CPUs: spin slots run out and sleeps become a
+     * crowd's (capped spins, followers without a slot), never early all the
+     * same; afterwards no sleeper is left in the process-wide count.
+     */
     @Test
     void severalThreadsNeverReturnEarly() throws InterruptedException {
         int threads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
@@ -109,6 +113,7 @@ class RealTimeTest {
         if (failure.get() != null) {
             throw new AssertionError(failure.get());
         }
+        assertEquals(0, SystemPlatform.sleepers(), "sleepers left in the crowd count");
     }
 
     @Test
@@ -153,6 +158,7 @@ class RealTimeTest {
             sleeper.interrupt();
             sleeper.join();
             assertTrue(outcome.get() instanceof InterruptedException, mode + ": " + outcome.get());
+            assertEquals(0, SystemPlatform.sleepers(), mode + ": an interrupted sleep left the crowd count");
         }
     }
 

@@ -177,17 +177,26 @@ class SleeperSimTest {
     }
 
     @Test
-    void withoutASpinSlotTheLastPhaseIsAnOsWaitToTheDeadline() throws InterruptedException {
+    void withoutASpinSlotTheSleepFollowsWithAYieldPerIteration() throws InterruptedException {
         SimPlatform sim = new SimPlatform(0);
-        sim.setDefaultOvershoot(4_000);
+        sim.setDefaultOvershoot(3_000);
         sim.setSpinSlotsFree(false);
         Sleeper s = sleeper(sim, Mode.EXACT);
-        assertEquals(104_000, s.sleepUntil(100_000));
-        List<SimPlatform.Wait> w = sim.waits();
-        assertEquals(new SimPlatform.Wait(99_905, 100_000, 104_000, false), w.get(w.size() - 1));
+        long woke = s.sleepUntil(500_000);
+        // Nothing learned yet: an OS wait ending DEFAULT_MARGIN_NS early, woken
+        // 3 µs late; then one ending the learned margin (the upper edge of the
+        // 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
+        // 1 µs (the simulated yield step) and no pause. No wait to the deadline.
+        assertEquals(50_000, MarginEstimator.DEFAULT_MARGIN_NS);
+        long m = MarginEstimator.binHi(MarginEstimator.binOf(3_000));
+        assertEquals(3_071, m);
+        assertEquals(List.of(450_000L, 500_000 - m), sim.waits().stream().map(SimPlatform.Wait::targetNs).toList());
+        assertEquals(500_000 - m + 3_000 + 1_000, woke);
         assertEquals(0, sim.relaxes());
-        // late: the last OS wait woke after the deadline; this sim's OS waits cost 0 ns of CPU.
-        assertEquals(new SleeperStats(1, 1, 3, 0, 0), s.stats());
+        assertEquals(1, sim.yields());
+        assertEquals(0, s.stats().late());
+        assertEquals(1_000, s.stats().spinNs());
+        assertFalse(sim.isSpinning());
     }
 
     @Test
@@ -246,6 +255,21 @@ class SleeperSimTest {
         @Override
         public void endSpin() {
             p.endSpin();
+        }
+
+        @Override
+        public int enterSleep() {
+            return p.enterSleep();
+        }
+
+        @Override
+        public void leaveSleep() {
+            p.leaveSleep();
+        }
+
+        @Override
+        public int cpus() {
+            return p.cpus();
         }
 
         @Override

@@ -43,6 +43,16 @@ class VectorsTest {
         return n.booleanValue();
     }
 
+    /** A case's count field as an int, or {@code absent} when the case has none. */
+    static int count(JsonNode o, String field, int absent) {
+        JsonNode n = o.get(field);
+        if (n == null) {
+            return absent;
+        }
+        assertTrue(n.isIntegralNumber() && n.canConvertToInt() && n.asInt() >= 0, field + " = " + n);
+        return n.asInt();
+    }
+
     static long[] u64s(JsonNode array) {
         long[] out = new long[array.size()];
         for (int i = 0; i < out.length; i++) {
@@ -164,6 +174,8 @@ class VectorsTest {
         sim.setYieldStep(u64(c.get("yield_step_ns")));
         sim.setDefaultOvershoot(u64(c.get("default_overshoot_ns")));
         sim.setWaitCost(u64(c.get("wait_cost_ns")));
+        sim.setCpus(count(c, "cpus", 1));
+        sim.setOtherSleepers(count(c, "other_sleepers", 0));
         Mode mode = Mode.fromSpecName(c.get("mode").asText());
         long minSpin = c.has("min_spin_ns") ? u64(c.get("min_spin_ns")) : 0;
         Sleeper sleeper = Sleeper.builder().mode(mode).platform(sim)
