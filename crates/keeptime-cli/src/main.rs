@@ -4,6 +4,7 @@
 use anyhow::Result;
 use clap::error::ErrorKind;
 use clap::Parser;
+use keeptime_cli::bench::crowd::{self, CrowdPlan};
 use keeptime_cli::bench::plan::{self, BenchConfig};
 use keeptime_cli::bench::report::{
     self, BenchReport, Machine, MethodInfo, Parameters, Runtime, Tool,
@@ -13,7 +14,8 @@ use keeptime_cli::bench::Method;
 use keeptime_cli::cli::{BenchArgs, Cli, Command};
 use keeptime_cli::duration::DurationError;
 use keeptime_cli::export::{CsvExporter, ExportManager, JsonExporter, MarkdownExporter, Target};
-use keeptime_cli::output::{self, progress::Progress};
+use keeptime_cli::output;
+use keeptime_cli::output::progress::{CrowdProgress, Progress};
 use keeptime_cli::{clocks, sched, sleep, UsageError};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -121,6 +123,23 @@ fn bench(args: BenchArgs) -> Result<()> {
         keeptime_cli::report::check_writable(page)?;
     }
 
+    let crowd_plan = CrowdPlan::new(
+        args.crowd.unwrap_or(0),
+        &args.durations,
+        args.samples,
+        args.warmup,
+    );
+    if let Some(p) = &crowd_plan {
+        p.check().map_err(UsageError)?;
+        if let Some(priority) = args.priority {
+            return Err(UsageError(format!(
+                "--crowd {} with --priority {priority}: the crowd's threads would inherit SCHED_FIFO and its spinners could starve the machine; run the crowd without --priority",
+                p.threads
+            ))
+            .into());
+        }
+    }
+
     if let Some(cpu) = args.pin {
         sched::pin_to_cpu(cpu).map_err(UsageError::from)?;
     }
@@ -154,6 +173,13 @@ fn bench(args: BenchArgs) -> Result<()> {
     let target = args.tail_target.unwrap_or_default();
     let results = runner::run(&plan.cells, slack, target, &mut progress);
     progress.finish();
+    // The crowd's threads inherit --pin (and the bench's slack is reset per thread).
+    let crowd = crowd_plan.map(|p| {
+        let mut progress = CrowdProgress::new(&p, args.quiet);
+        let rows = crowd::run(&p, target, &mut progress);
+        progress.finish();
+        rows
+    });
 
     let report = BenchReport {
         format: report::FORMAT,
@@ -179,6 +205,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         methods: methods.into_iter().map(MethodInfo::from).collect(),
         results,
         clocks: Some(clock_report),
+        crowd,
     };
 
     // The tables go to stdout, unless an export claimed it.
