@@ -245,6 +245,27 @@ fn clocks_json_has_its_fields() {
         assert!(machine.get(key).is_some(), "machine lacks {key}");
     }
     assert!(doc["findings"].is_array());
+    // Issue 11: the idle-latency state, added beside the core's report.
+    let idle = &doc["idle_latency"];
+    for key in [
+        "driver",
+        "governor",
+        "in_force_us",
+        "read_error",
+        "may_request",
+        "request_refused",
+        "device",
+        "euid",
+        "groups",
+    ] {
+        assert!(idle.get(key).is_some(), "idle_latency lacks {key}: {idle}");
+    }
+    assert!(idle["may_request"].is_boolean());
+    // Refused exactly when not permitted, with the reason.
+    assert_eq!(
+        idle["may_request"].as_bool(),
+        Some(idle["request_refused"].is_null())
+    );
 }
 
 #[test]
@@ -256,6 +277,8 @@ fn clocks_text_has_its_sections() {
         .stdout(predicate::str::contains("MONOTONIC"))
         .stdout(predicate::str::contains("clock_getres"))
         .stdout(predicate::str::contains("machine"))
+        .stdout(predicate::str::contains("CPU latency QoS"))
+        .stdout(predicate::str::contains("may request"))
         .stdout(predicate::str::contains("findings"));
 }
 
