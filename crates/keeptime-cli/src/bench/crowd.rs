@@ -19,7 +19,7 @@
 use super::methods::{AbsoluteSleep, Keeptime, Method, Slack, SpinPause, Waiter};
 use super::stats::percentile;
 use keeptime::{os, Mode, TailTarget};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Barrier;
 
 /// The methods of the crowd block, in run order: keeptime's default sleeper,
@@ -124,8 +124,9 @@ impl CrowdPlan {
 }
 
 /// One method's crowd: every thread's sleeps merged. Serialized as an item
-/// of the result document's optional `crowd` array (`spec/bench-result.md`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// of the result document's optional `crowd` array (`spec/bench-result.md`);
+/// read back by `keeptime report` (the format's optional fields default to 0).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrowdResult {
     /// The method (a `keeptime bench --list` name).
     pub method: String,
@@ -134,6 +135,7 @@ pub struct CrowdResult {
     /// Each sleep, ns.
     pub duration_ns: u64,
     /// Warm-up sleeps per thread (not recorded).
+    #[serde(default)]
     pub warmup: u64,
     /// Recorded sleeps over all threads.
     pub samples: u64,
@@ -151,8 +153,10 @@ pub struct CrowdResult {
     pub cpu_percent: f64,
     /// Wall time of the measured span (barrier release to the last thread's
     /// last wake-up), ns.
+    #[serde(default)]
     pub wall_ns: u64,
     /// Process CPU time over the same span, ns.
+    #[serde(default)]
     pub cpu_ns: u64,
 }
 
