@@ -416,7 +416,7 @@ fn crowd_rows_become_one_table() {
         .success();
     let html = std::fs::read_to_string(&out).unwrap();
     assert_eq!(count(&html, "<table class=\"crowd\">"), 1);
-    assert!(html.contains("crowd: 16 threads each sleeping 1 ms in a loop at once"));
+    assert!(html.contains("16 threads each sleeping 1 ms in a loop at once"));
     assert_eq!(count(&html, "<td>1.90 µs</td>"), 3);
     assert_eq!(count(&html, "<td class=\"bad\">3</td>"), 1);
     assert!(html.contains("<th>late &gt; 2 µs</th>") || html.contains("<th>late > 2 µs</th>"));

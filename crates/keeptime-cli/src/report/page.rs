@@ -711,7 +711,7 @@ fn crowd_section(h: &mut String, d: &Doc, name_it: bool) {
         } else {
             String::new()
         },
-        esc(&crate::output::crowd_title(rows, d.machine.cpus))
+        esc(crate::output::crowd_title(rows, d.machine.cpus).trim_start_matches("crowd: "))
     );
     for k in crate::output::CROWD_HEADERS {
         let _ = write!(h, "<th>{}</th>", esc(k));
