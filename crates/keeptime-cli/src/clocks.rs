@@ -233,8 +233,9 @@ pub fn idle_finding(idle: &IdleLatency, m: &MachineInfo) -> Option<Finding> {
         ": the opt-in idle-latency hint (--idle-hint 0, a PM QoS request held on \
          /dev/cpu_dma_latency as cyclictest does) makes OS waits wake sooner and tighter, so \
          exact sleeps spin less (on an AMD EPYC KVM guest with haltpoll: 15 µs late at p50 \
-         instead of 26 µs). Its price is power: idle CPUs poll instead of sleeping, and on a \
-         virtual machine the host sees the vCPU as busy.",
+         instead of 26 µs; `keeptime latency --dma-latency 0` measures it here). Its price \
+         is power: idle CPUs poll instead of sleeping, and on a virtual machine the host sees \
+         the vCPU as busy.",
     );
     match idle.status.in_force_us {
         Some(v) if v < pmqos::KERNEL_DEFAULT_US => {
@@ -731,7 +732,7 @@ mod tests {
         assert_eq!(f.code, "idle_hint_available");
         assert_eq!(
             f.message,
-            "The cpuidle driver haltpoll has idle states with exit latency (haltpoll 1 µs): the opt-in idle-latency hint (--idle-hint 0, a PM QoS request held on /dev/cpu_dma_latency as cyclictest does) makes OS waits wake sooner and tighter, so exact sleeps spin less (on an AMD EPYC KVM guest with haltpoll: 15 µs late at p50 instead of 26 µs). Its price is power: idle CPUs poll instead of sleeping, and on a virtual machine the host sees the vCPU as busy. Some process already holds 0 µs. This process may not hold it (see \"may request\" above)."
+            "The cpuidle driver haltpoll has idle states with exit latency (haltpoll 1 µs): the opt-in idle-latency hint (--idle-hint 0, a PM QoS request held on /dev/cpu_dma_latency as cyclictest does) makes OS waits wake sooner and tighter, so exact sleeps spin less (on an AMD EPYC KVM guest with haltpoll: 15 µs late at p50 instead of 26 µs; `keeptime latency --dma-latency 0` measures it here). Its price is power: idle CPUs poll instead of sleeping, and on a virtual machine the host sees the vCPU as busy. Some process already holds 0 µs. This process may not hold it (see \"may request\" above)."
         );
         let intel = idle(
             status(Some("intel_idle"), Some(2_000_000_000), true),

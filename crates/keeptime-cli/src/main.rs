@@ -180,6 +180,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         progress.finish();
         rows
     });
+    let crowd = crowd.transpose().map_err(anyhow::Error::msg)?;
 
     let report = BenchReport {
         format: report::FORMAT,

@@ -4,7 +4,7 @@
 //! For each of [`CROWD_METHODS`] in turn: N threads each sleep the crowd
 //! duration `d` in a loop (each sample: read the clock, wait until that
 //! reading + `d`, take the method's first clock reading after the wait, as in
-//! every other cell). Every thread warms up first; a barrier then starts the
+//! every other cell). Every thread warms up first; a gate then starts the
 //! measured part of all threads at once, and it lasts [`CROWD_RUN_NS`]
 //! (about 2 s) or exactly `--samples` sleeps per thread. One row per method,
 //! every thread's errors merged: p50, p99 and max (nearest rank, as in
@@ -20,7 +20,7 @@ use super::methods::{AbsoluteSleep, Keeptime, Method, Slack, SpinPause, Waiter};
 use super::stats::percentile;
 use keeptime::{os, Mode, TailTarget};
 use serde::{Deserialize, Serialize};
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 
 /// The methods of the crowd block, in run order: keeptime's default sleeper,
 /// the OS-sleep baseline (one absolute `clock_nanosleep`, slack 1 ns) and the
@@ -151,8 +151,8 @@ pub struct CrowdResult {
     pub late_share: f64,
     /// Process CPU time over wall time of the measured span, % of one core.
     pub cpu_percent: f64,
-    /// Wall time of the measured span (barrier release to the last thread's
-    /// last wake-up), ns.
+    /// Wall time of the measured span (the common start to the last
+    /// thread's last wake-up), ns.
     #[serde(default)]
     pub wall_ns: u64,
     /// Process CPU time over the same span, ns.
@@ -217,28 +217,80 @@ impl CrowdObserver for SilentCrowd {
 
 /// Runs the crowd of every method in [`CROWD_METHODS`]; keeptime's sleepers
 /// use `target`.
+///
+/// # Errors
+/// One line when the OS refuses to start one of the threads (a process or
+/// memory limit); nothing is measured then.
 pub fn run(
     plan: &CrowdPlan,
     target: TailTarget,
     observer: &mut dyn CrowdObserver,
-) -> Vec<CrowdResult> {
-    CROWD_METHODS
-        .iter()
-        .enumerate()
-        .filter_map(|(index, &method)| {
-            observer.crowd_started(index, method, plan);
-            let row = run_method(method, plan, target, &mut |f| {
-                observer.crowd_progress(index, f)
-            });
-            observer.crowd_finished(index);
-            row
-        })
-        .collect()
+) -> Result<Vec<CrowdResult>, String> {
+    let mut rows = Vec::with_capacity(CROWD_METHODS.len());
+    for (index, &method) in CROWD_METHODS.iter().enumerate() {
+        observer.crowd_started(index, method, plan);
+        let row = run_method(method, plan, target, &mut |f| {
+            observer.crowd_progress(index, f)
+        })?;
+        observer.crowd_finished(index);
+        rows.extend(row);
+    }
+    Ok(rows)
+}
+
+/// Starts the measured part of every crowd thread at once, or calls the
+/// crowd off (when a thread could not be started).
+#[derive(Default)]
+struct Gate {
+    /// Threads warmed up and waiting; `Some(go)` once decided.
+    state: Mutex<(usize, Option<bool>)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, Option<bool>)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A crowd thread is ready; returns whether to measure.
+    fn arrive(&self) -> bool {
+        let mut st = self.lock();
+        st.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(go) = st.1 {
+                return go;
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Waits until `n` threads are ready; `false` as soon as `gone()` says
+    /// a thread ended without arriving (it panicked).
+    fn wait_for(&self, n: usize, gone: impl Fn() -> bool) -> bool {
+        let mut st = self.lock();
+        while st.0 < n {
+            if gone() {
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, PROGRESS_EVERY)
+                .map_or_else(|e| e.into_inner().0, |(g, _)| g);
+        }
+        true
+    }
+
+    /// Lets every waiting thread measure (`true`) or return at once (`false`).
+    fn decide(&self, go: bool) {
+        self.lock().1 = Some(go);
+        self.changed.notify_all();
+    }
 }
 
 /// One thread of a crowd: warm up, wait for everyone, then sleep and record.
-/// Returns its errors and its last clock reading.
-fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Barrier) -> (Vec<i64>, u64) {
+/// Returns its errors and its last clock reading (nothing when called off).
+fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Gate) -> (Vec<i64>, u64) {
     let d = plan.duration_ns;
     for _ in 0..plan.warmup {
         let now = os::monotonic_ns();
@@ -247,7 +299,9 @@ fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Barrier) ->
     waiter.warmup_done();
     let cap = usize::try_from(plan.capacity_per_thread()).unwrap_or(usize::MAX);
     let mut errors: Vec<i64> = Vec::with_capacity(cap);
-    start.wait();
+    if !start.arrive() {
+        return (Vec::new(), 0);
+    }
     let t0 = os::monotonic_ns();
     let limit = match plan.samples_per_thread {
         Some(_) => u64::MAX,
@@ -267,19 +321,30 @@ fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Barrier) ->
     (errors, last)
 }
 
+/// Lets the started crowd threads return at once and joins them (a panicked
+/// one included, so the scope does not panic again).
+fn call_off<T>(start: &Gate, handles: Vec<std::thread::ScopedJoinHandle<'_, T>>) {
+    start.decide(false);
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
 fn run_method(
     method: Method,
     plan: &CrowdPlan,
     target: TailTarget,
     progress: &mut dyn FnMut(f64),
-) -> Option<CrowdResult> {
+) -> Result<Option<CrowdResult>, String> {
     let threads = plan.threads.max(1);
-    let start = Barrier::new(threads + 1);
+    let start = Gate::default();
     let (mut errors, cpu_ns, wall_ns) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let start = &start;
-                s.spawn(move || {
+        let mut handles = Vec::with_capacity(threads);
+        for k in 0..threads {
+            let start = &start;
+            let spawned = std::thread::Builder::new()
+                .name(format!("crowd-{k}"))
+                .spawn_scoped(s, move || {
                     // Each thread sets its own slack, as the method's cells do.
                     if method.slack() == Slack::OneNs {
                         let _ = os::set_timer_slack_ns(1);
@@ -293,11 +358,27 @@ fn run_method(
                         Method::ClockNanosleepAbs => crowd_thread(&mut AbsoluteSleep, plan, start),
                         _ => crowd_thread(&mut SpinPause, plan, start),
                     }
-                })
-            })
-            .collect();
-        // Released when every thread has warmed up: the measured span starts.
-        start.wait();
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    call_off(start, handles);
+                    return Err(format!(
+                        "--crowd {threads}: cannot start crowd thread {} ({e}); try a smaller crowd",
+                        k + 1
+                    ));
+                }
+            }
+        }
+        // Every thread has warmed up: the measured span starts. (A thread
+        // ends before arriving only by panicking.)
+        if !start.wait_for(threads, || handles.iter().any(|h| h.is_finished())) {
+            call_off(&start, handles);
+            return Err(format!(
+                "--crowd {threads}: a {method} crowd thread failed while warming up"
+            ));
+        }
+        start.decide(true);
         let cpu0 = os::process_cpu_ns();
         let wall0 = os::monotonic_ns();
         let planned = match plan.samples_per_thread {
@@ -311,19 +392,29 @@ fn run_method(
             progress((elapsed as f64 / planned as f64).min(1.0));
         }
         // Every measuring thread has ended: the process CPU since the
-        // barrier is the crowd's (the threads' exits add next to nothing).
+        // start is the crowd's (the threads' exits add next to nothing).
         let cpu_ns = os::process_cpu_ns().saturating_sub(cpu0);
         let mut errors = Vec::new();
         let mut end = wall0;
+        let mut failed = 0;
         for h in handles {
-            let (e, last) = h.join().unwrap_or_default();
-            errors.extend(e);
-            end = end.max(last);
+            match h.join() {
+                Ok((e, last)) => {
+                    errors.extend(e);
+                    end = end.max(last);
+                }
+                Err(_) => failed += 1,
+            }
         }
-        // Wall time: barrier release to the last thread's last wake-up.
-        (errors, cpu_ns, end.saturating_sub(wall0))
-    });
-    summarize(method, plan, &mut errors, cpu_ns, wall_ns)
+        if failed > 0 {
+            return Err(format!(
+                "--crowd {threads}: {failed} {method} crowd thread(s) failed while measuring"
+            ));
+        }
+        // Wall time: the start to the last thread's last wake-up.
+        Ok((errors, cpu_ns, end.saturating_sub(wall0)))
+    })?;
+    Ok(summarize(method, plan, &mut errors, cpu_ns, wall_ns))
 }
 
 #[cfg(test)]
@@ -388,6 +479,27 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_is_called_off_when_a_thread_dies_before_arriving() {
+        let gate = Gate::default();
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| gate.arrive());
+            let died = s.spawn(|| false);
+            let handles = [&waiting, &died];
+            assert!(!gate.wait_for(2, || handles.iter().any(|h| h.is_finished())));
+            gate.decide(false);
+            assert!(!waiting.join().unwrap());
+        });
+        let gate = Gate::default();
+        std::thread::scope(|s| {
+            let a = s.spawn(|| gate.arrive());
+            let b = s.spawn(|| gate.arrive());
+            assert!(gate.wait_for(2, || false));
+            gate.decide(true);
+            assert!(a.join().unwrap() && b.join().unwrap());
+        });
+    }
+
+    #[test]
     fn a_tiny_real_crowd_is_never_early_and_counts_right() {
         let p = CrowdPlan {
             threads: 3,
@@ -395,7 +507,7 @@ mod tests {
             warmup: 2,
             samples_per_thread: Some(4),
         };
-        let rows = run(&p, TailTarget::default(), &mut SilentCrowd);
+        let rows = run(&p, TailTarget::default(), &mut SilentCrowd).unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.method.as_str()).collect();
         assert_eq!(names, ["keeptime", "clock-nanosleep-abs", "spin-pause"]);
         for r in &rows {
