@@ -180,7 +180,12 @@ fn bench(args: BenchArgs) -> Result<()> {
         progress.finish();
         rows
     });
-    let crowd = crowd.transpose().map_err(anyhow::Error::msg)?;
+    // A crowd the OS would not start fails the run, after the tables are
+    // printed and exported without it.
+    let (crowd, crowd_error) = match crowd.transpose() {
+        Ok(rows) => (rows, None),
+        Err(e) => (None, Some(e)),
+    };
 
     let report = BenchReport {
         format: report::FORMAT,
@@ -226,5 +231,8 @@ fn bench(args: BenchArgs) -> Result<()> {
         keeptime_cli::report::write_atomic(page, html.as_bytes())?;
         eprintln!("report written to {}", page.display());
     }
-    Ok(())
+    match crowd_error {
+        Some(e) => Err(anyhow::Error::msg(e)),
+        None => Ok(()),
+    }
 }
