@@ -83,10 +83,11 @@ impl IdleLatency {
             // SAFETY: these calls only read the process's credentials.
             let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
             let mut groups = vec![egid];
-            // SAFETY: with size 0 getgroups only counts; then it fills at most `n` entries.
+            // SAFETY: with size 0, getgroups only counts the groups.
             let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
             if n > 0 {
                 let mut buf = vec![0 as libc::gid_t; n as usize];
+                // SAFETY: `buf` has room for the `n` entries getgroups may write.
                 let got = unsafe { libc::getgroups(n, buf.as_mut_ptr()) };
                 buf.truncate(usize::try_from(got).unwrap_or(0));
                 groups.extend(buf.into_iter().filter(|g| *g != egid));
