@@ -150,6 +150,42 @@ pub fn crowd_rows(rows: &[CrowdResult]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// keeptime's crowd figures as ratios to the same run's baselines, one
+/// line: `keeptime ÷ clock-nanosleep-abs: p50 0.28×, p99 1.3×, max 10×, CPU 15×; …`.
+/// `None` without a keeptime row or a baseline.
+pub fn crowd_ratios(rows: &[CrowdResult]) -> Option<String> {
+    let k = rows.iter().find(|r| r.method == "keeptime")?;
+    let ratio = |a: f64, b: f64| {
+        if a >= 0.0 && b > 0.0 && (a / b).is_finite() {
+            let r = a / b;
+            if r < 0.095 {
+                format!("{r:.3}×")
+            } else if r < 0.995 {
+                format!("{r:.2}×")
+            } else {
+                format!("{}×", format::ratio(r))
+            }
+        } else {
+            "n/a".into()
+        }
+    };
+    let parts: Vec<String> = rows
+        .iter()
+        .filter(|r| r.method != "keeptime")
+        .map(|b| {
+            format!(
+                "÷ {}: p50 {}, p99 {}, max {}, CPU {}",
+                b.method,
+                ratio(k.p50_ns as f64, b.p50_ns as f64),
+                ratio(k.p99_ns as f64, b.p99_ns as f64),
+                ratio(k.max_ns as f64, b.max_ns as f64),
+                ratio(k.cpu_percent, b.cpu_percent)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("keeptime {}", parts.join("; ")))
+}
+
 /// The crowd block for the terminal: title, aligned table, and how to read it.
 pub fn crowd_section(rows: &[CrowdResult], cpus: Option<u64>, color: bool) -> String {
     let mut out = String::new();
@@ -184,6 +220,13 @@ pub fn crowd_section(rows: &[CrowdResult], cpus: Option<u64>, color: bool) -> St
             let _ = writeln!(out, "{text}");
         }
     }
+    if let Some(line) = crowd_ratios(rows) {
+        if color {
+            let _ = writeln!(out, "{}", console::style(line).bold());
+        } else {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     out.push_str(
         "  errors of every thread's sleeps merged; late = share of sleeps more than 2 µs after the deadline;\n  \
          CPU = the whole process's CPU time ÷ wall time, in % of one core\n",
@@ -198,6 +241,9 @@ pub fn crowd_markdown(rows: &[CrowdResult], cpus: Option<u64>) -> String {
     let _ = writeln!(out, "|:---|{}", "---:|".repeat(CROWD_HEADERS.len() - 1));
     for row in crowd_rows(rows) {
         let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    if let Some(line) = crowd_ratios(rows) {
+        let _ = writeln!(out, "\n{line}");
     }
     out.push_str(
         "\nErrors of every thread's sleeps merged; late = more than 2 µs after the deadline; \
@@ -243,10 +289,17 @@ crowd: 16 threads each sleeping 1 ms in a loop at once on 2 CPUs, about 2000 sle
   keeptime             1.90 µs  27.0 µs   610 µs      0        1.2 %           41 %    32000
   clock-nanosleep-abs  84.0 µs   163 µs  1.30 ms      0        100 %          9.0 %    32000
   spin-pause             40 ns  2.10 ms  12.0 ms      0         25 %          200 %    32000
+keeptime ÷ clock-nanosleep-abs: p50 0.023×, p99 0.17×, max 0.47×, CPU 4.5×; ÷ spin-pause: p50 48×, p99 0.013×, max 0.051×, CPU 0.21×
   errors of every thread's sleeps merged; late = share of sleeps more than 2 µs after the deadline;
   CPU = the whole process's CPU time ÷ wall time, in % of one core
 "
         );
+        assert_eq!(crowd_ratios(&rows[1..]), None);
+        let mut zero = rows.clone();
+        zero[1].p50_ns = 0;
+        assert!(crowd_ratios(&zero)
+            .unwrap()
+            .starts_with("keeptime ÷ clock-nanosleep-abs: p50 n/a, p99 0.17×"));
         let md = crowd_markdown(&rows[..1], None);
         assert!(md.starts_with(
             "### crowd: 16 threads each sleeping 1 ms in a loop at once, about 2000 sleeps per thread per method\n\n\
