@@ -4,7 +4,8 @@
 # (a few samples per cell, two durations), the page it writes, and a two-file
 # page side by side with different durations, each checked in headless
 # Chromium: no console errors, no network, the expected number of charts,
-# axis labels and a drawn series per method in each, a non-blank screenshot,
+# axis labels and a drawn series per method in each (the first run also has a
+# --crowd 2 table), a non-blank screenshot,
 # no overflow at phone width. Debian's chromium is installed when missing
 # (apt-get, as root); playwright-core (pinned in package-lock.json) only
 # drives it and never downloads a browser.
@@ -32,8 +33,9 @@ report-deps:
 
 test-report: report-deps
 	rm -rf $(REPORT_TEST_DIR) && mkdir -p $(REPORT_TEST_DIR)
-	$(KEEPTIME_DEV) bench -q --samples 30 --warmup 5 --durations 1ms,100us \
+	$(KEEPTIME_DEV) bench -q --samples 30 --warmup 5 --durations 1ms,100us --crowd 2 \
 		--export-json $(REPORT_TEST_DIR)/a.json --report $(REPORT_TEST_DIR)/a.html > $(REPORT_TEST_DIR)/a.txt
+	grep -q '<table class="crowd">' $(REPORT_TEST_DIR)/a.html
 	$(KEEPTIME_DEV) bench -q --samples 30 --warmup 5 --durations 1ms,20us \
 		--export-json $(REPORT_TEST_DIR)/b.json > $(REPORT_TEST_DIR)/b.txt
 	$(KEEPTIME_DEV) report $(REPORT_TEST_DIR)/a.json $(REPORT_TEST_DIR)/b.json -o $(REPORT_TEST_DIR)/ab.html

@@ -134,6 +134,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = parse_priority, allow_hyphen_values = true)]
     pub priority: Option<u32>,
 
+    /// After the tables, a crowd block: N threads each sleeping in a loop at
+    /// once for about 2 s per method (or --samples sleeps per thread), for
+    /// keeptime, clock-nanosleep-abs and spin-pause; p50, p99, max, early,
+    /// share late by more than 2 µs, process CPU. Each sleep is the first
+    /// --durations value, or 1 ms without --durations. 0 = off [default: 0].
+    #[arg(long, value_name = "N", value_parser = parse_crowd, allow_hyphen_values = true)]
+    pub crowd: Option<u64>,
+
+    // `--idle-hint US` (issue 11, the opt-in PM QoS request) goes here once the
+    // core's sleeper knob exists: parse it like `latency --dma-latency`, pass
+    // it to the keeptime methods' sleepers in runner::run and crowd::run, and
+    // record it in `parameters`.
     /// Write the results in the keeptime bench format (spec/bench-result.md); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<String>,
@@ -317,6 +329,22 @@ pub fn parse_samples(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `--crowd`: 0 (off) to [`MAX_CROWD_THREADS`](crate::bench::crowd::MAX_CROWD_THREADS) threads.
+pub fn parse_crowd(s: &str) -> Result<u64, String> {
+    let q = duration::quoted(s);
+    let max = crate::bench::crowd::MAX_CROWD_THREADS;
+    match parse_whole(s, "crowd size", "16") {
+        Ok(n) if n <= max => Ok(n),
+        Ok(_) => Err(format!(
+            "crowd size {q} is too large: at most {max} threads (0 turns the crowd off)"
+        )),
+        Err(e) if e.contains("too large") => Err(format!(
+            "crowd size {q} is too large: at most {max} threads (0 turns the crowd off)"
+        )),
+        Err(e) => Err(e),
+    }
+}
+
 /// `--warmup`: 0 or more.
 pub fn parse_count(s: &str) -> Result<u64, String> {
     parse_whole(s, "warm-up count", "20")
@@ -378,6 +406,24 @@ mod tests {
         assert!(parse_bench_duration("2h").unwrap_err().contains("1h"));
         assert!(parse_budget("0s").unwrap_err().contains("more than 0"));
         assert!(parse_method("nope").unwrap_err().contains("'nope'"));
+        assert_eq!(parse_crowd("0"), Ok(0));
+        assert_eq!(parse_crowd("16"), Ok(16));
+        assert_eq!(parse_crowd("1024"), Ok(1024));
+        assert_eq!(
+            parse_crowd("1025").unwrap_err(),
+            "crowd size '1025' is too large: at most 1024 threads (0 turns the crowd off)"
+        );
+        assert!(parse_crowd("99999999999999999999999")
+            .unwrap_err()
+            .contains("at most 1024 threads"));
+        assert_eq!(
+            parse_crowd("-2").unwrap_err(),
+            "negative crowd size '-2': expected a whole number, e.g. 16"
+        );
+        assert_eq!(
+            parse_crowd("many").unwrap_err(),
+            "invalid crowd size 'many': expected a whole number, e.g. 16"
+        );
         assert_eq!(parse_sleep_duration("1.5"), Ok(1_500_000_000));
     }
 }

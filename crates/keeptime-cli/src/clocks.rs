@@ -4,7 +4,9 @@
 
 use crate::output::format;
 use anyhow::Result;
-use keeptime::clocks::{ClockInfo, ClockReport, MachineInfo, Severity};
+use keeptime::clocks::{ClockInfo, ClockReport, Finding, MachineInfo, Severity};
+use keeptime::pmqos::{self, IdleLatencyStatus};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// The machine description for bench results, read before anything changed
@@ -15,14 +17,241 @@ pub fn machine_info() -> MachineInfo {
 
 /// Runs `keeptime clocks`.
 pub fn run(json: bool) -> Result<()> {
-    let report = keeptime::clocks::inspect();
+    let mut report = keeptime::clocks::inspect();
+    let idle = IdleLatency::read();
+    report.findings.extend(idle_finding(&idle, &report.machine));
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let doc = ClocksJson {
+            report: &report,
+            idle_latency: &idle,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let color = console::colors_enabled();
-        print!("{}", render(&report, color));
+        print!("{}", render(&report, Some(&idle), color));
     }
     Ok(())
+}
+
+/// `keeptime clocks --json`: the core's report with `idle_latency` added.
+#[derive(Serialize)]
+struct ClocksJson<'a> {
+    #[serde(flatten)]
+    report: &'a ClockReport,
+    idle_latency: &'a IdleLatency,
+}
+
+/// The PM QoS device's permission bits and owner (std's metadata).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DeviceAccess {
+    /// Permission bits (`0o600` for the usual root-only device).
+    pub mode: u32,
+    /// Owner uid.
+    pub uid: u32,
+    /// Group gid.
+    pub gid: u32,
+}
+
+/// The idle-latency state `keeptime clocks` reports (`spec/idle-hint.md`,
+/// *Reporting*): [`pmqos::query`], plus who may write the device and who this
+/// process is, to say which permission it lacks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IdleLatency {
+    /// Driver, governor, value in force, whether this process may hold a request.
+    #[serde(flatten)]
+    pub status: IdleLatencyStatus,
+    /// The device's mode and owner, when it exists.
+    pub device: Option<DeviceAccess>,
+    /// This process's effective uid.
+    pub euid: Option<u32>,
+    /// This process's effective gid and supplementary groups.
+    pub groups: Vec<u32>,
+}
+
+impl IdleLatency {
+    /// This machine and process, read without changing anything.
+    pub fn read() -> Self {
+        let status = pmqos::query();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let device = std::fs::metadata(pmqos::DEVICE).ok().map(|m| DeviceAccess {
+                mode: m.mode() & 0o7777,
+                uid: m.uid(),
+                gid: m.gid(),
+            });
+            // SAFETY: these calls only read the process's credentials.
+            let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            let mut groups = vec![egid];
+            // SAFETY: with size 0, getgroups only counts the groups.
+            let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+            if n > 0 {
+                let mut buf = vec![0 as libc::gid_t; n as usize];
+                // SAFETY: `buf` has room for the `n` entries getgroups may write.
+                let got = unsafe { libc::getgroups(n, buf.as_mut_ptr()) };
+                buf.truncate(usize::try_from(got).unwrap_or(0));
+                groups.extend(buf.into_iter().filter(|g| *g != egid));
+            }
+            IdleLatency {
+                status,
+                device,
+                euid: Some(euid),
+                groups,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            IdleLatency {
+                status,
+                device: None,
+                euid: None,
+                groups: Vec::new(),
+            }
+        }
+    }
+}
+
+fn owner_name(uid: u32) -> String {
+    if uid == 0 {
+        "root".into()
+    } else {
+        format!("uid {uid}")
+    }
+}
+
+/// The reason in one of the core's messages, without its "<device> not
+/// held: " preamble (written for a refused request).
+fn reason(e: &str) -> &str {
+    e.split_once(" not held: ").map_or(e, |(_, r)| r)
+}
+
+/// The cpuidle line: driver and governor, or that there is none.
+pub fn cpuidle_text(st: &IdleLatencyStatus) -> String {
+    match (&st.driver, &st.governor) {
+        (None, _) => "none (no cpuidle interface in /sys)".into(),
+        (Some(d), Some(g)) => format!("driver {d}, governor {g}"),
+        (Some(d), None) => format!("driver {d}, no governor"),
+    }
+}
+
+/// The PM QoS CPU latency in force, in words.
+pub fn in_force_text(st: &IdleLatencyStatus) -> String {
+    match (st.in_force_us, &st.read_error) {
+        (Some(v), _) if v >= pmqos::KERNEL_DEFAULT_US => format!(
+            "unconstrained ({} s, the kernel default)",
+            pmqos::KERNEL_DEFAULT_US / 1_000_000
+        ),
+        (Some(v), _) => format!("{v} µs, held by some process"),
+        // The core words its open errors for holding a request ("not held:
+        // … writing it needs root"); reading is what failed here.
+        (None, Some(e)) if e.contains("permission denied") => format!(
+            "unknown: this process may not read {} (permission denied)",
+            pmqos::DEVICE
+        ),
+        (None, Some(e)) => format!("unknown: {}", reason(e)),
+        (None, None) => "unknown".into(),
+    }
+}
+
+/// Whether this process may hold a PM QoS request, and if not which
+/// permission it lacks.
+pub fn may_hold_text(idle: &IdleLatency) -> String {
+    let dev = pmqos::DEVICE;
+    if idle.status.may_request {
+        return format!("yes: this process may open {dev} for writing");
+    }
+    let refused = reason(idle.status.request_refused.as_deref().unwrap_or("refused"));
+    let Some(acc) = idle.device else {
+        return format!("no: {dev}: {refused}");
+    };
+    let who = match idle.euid {
+        Some(u) => format!("this process runs as uid {u}"),
+        None => "this process is not its owner".into(),
+    };
+    let mode = acc.mode;
+    let in_group = idle.groups.contains(&acc.gid);
+    let is_owner = idle.euid == Some(acc.uid);
+    let bits = format!("mode {mode:04o}, owner {}", owner_name(acc.uid));
+    if mode & 0o002 != 0 || (in_group && mode & 0o020 != 0) || (is_owner && mode & 0o200 != 0) {
+        // The mode allows it, yet the check failed (read-only mount, a
+        // security module, …): the OS's reason is all there is.
+        return format!("no: {refused} ({bits})");
+    }
+    if mode & 0o222 == 0 {
+        return format!("no: {dev} is writable by no one ({bits}); {who}");
+    }
+    if mode & 0o020 != 0 {
+        return format!(
+            "no: {dev} is writable by its owner and group {} only ({bits}); {who} and is not in that group",
+            acc.gid
+        );
+    }
+    let only = if acc.uid == 0 {
+        "root-only".to_string()
+    } else {
+        format!("writable by its owner ({}) only", owner_name(acc.uid))
+    };
+    format!("no: {dev} is {only} ({bits}); {who}")
+}
+
+/// Drivers whose idle states have an exit latency the PM QoS request caps.
+pub const HINTABLE_DRIVERS: [&str; 3] = ["haltpoll", "intel_idle", "acpi_idle"];
+
+/// The finding on the idle-latency hint: worth it with a driver that has
+/// exit latency, little effect with driver `none`; nothing when unknown.
+pub fn idle_finding(idle: &IdleLatency, m: &MachineInfo) -> Option<Finding> {
+    let driver = idle.status.driver.as_deref().or(m.idle_driver.as_deref())?;
+    if driver == "none" {
+        return Some(Finding {
+            severity: Severity::Info,
+            code: "idle_hint_little_effect".into(),
+            message: "No cpuidle driver (none): idle CPUs already poll or halt with no exit \
+                      latency to cap, so the idle-latency hint (--idle-hint, a PM QoS request \
+                      on /dev/cpu_dma_latency) changes little here."
+                .into(),
+        });
+    }
+    let latent: Vec<String> = m
+        .idle_states
+        .iter()
+        .filter(|s| !s.disabled && s.exit_latency_us > 0)
+        .map(|s| format!("{} {} µs", s.name, s.exit_latency_us))
+        .collect();
+    if !HINTABLE_DRIVERS.contains(&driver) && latent.is_empty() {
+        return None;
+    }
+    let mut message = format!("The cpuidle driver {driver}");
+    if latent.is_empty() {
+        message.push_str(" has idle states with exit latency");
+    } else {
+        let _ = write!(
+            message,
+            " has idle states with exit latency ({})",
+            latent.join(", ")
+        );
+    }
+    message.push_str(
+        ": the opt-in idle-latency hint (--idle-hint 0, a PM QoS request held on \
+         /dev/cpu_dma_latency as cyclictest does) makes OS waits wake sooner and tighter, so \
+         exact sleeps spin less (on an AMD EPYC KVM guest with haltpoll: 15 µs late at p50 \
+         instead of 26 µs; `keeptime latency --dma-latency 0` measures it here). Its price \
+         is power: idle CPUs poll instead of sleeping, and on a virtual machine the host sees \
+         the vCPU as busy.",
+    );
+    match idle.status.in_force_us {
+        Some(v) if v < pmqos::KERNEL_DEFAULT_US => {
+            let _ = write!(message, " Some process already holds {v} µs.");
+        }
+        _ => {}
+    }
+    if !idle.status.may_request {
+        message.push_str(" This process may not hold it (see \"may request\" above).");
+    }
+    Some(Finding {
+        severity: Severity::Info,
+        code: "idle_hint_available".into(),
+        message,
+    })
 }
 
 const HEADERS: [&str; 7] = [
@@ -116,7 +345,7 @@ fn aligned(header: &[&str], rows: &[Vec<String>], color: bool) -> String {
     out
 }
 
-fn machine_lines(m: &MachineInfo) -> Vec<(&'static str, String)> {
+fn machine_lines(m: &MachineInfo, idle: Option<&IdleLatency>) -> Vec<(&'static str, String)> {
     let mut lines = Vec::new();
     let mut system = format!("{} {}", m.os, m.arch);
     if let Some(r) = &m.kernel_release {
@@ -235,6 +464,11 @@ fn machine_lines(m: &MachineInfo) -> Vec<(&'static str, String)> {
         }
         lines.push(("idle states", s));
     }
+    if let Some(idle) = idle {
+        lines.push(("cpuidle", cpuidle_text(&idle.status)));
+        lines.push(("CPU latency QoS", in_force_text(&idle.status)));
+        lines.push(("may request", may_hold_text(idle)));
+    }
     if m.cpufreq_driver.is_some() || m.cpufreq_governor.is_some() {
         lines.push((
             "cpufreq",
@@ -263,8 +497,9 @@ fn machine_lines(m: &MachineInfo) -> Vec<(&'static str, String)> {
     lines
 }
 
-/// The human-readable report.
-pub fn render(report: &ClockReport, color: bool) -> String {
+/// The human-readable report; `idle` adds the idle-latency lines to the
+/// machine section.
+pub fn render(report: &ClockReport, idle: Option<&IdleLatency>, color: bool) -> String {
     let title = |s: &str| {
         if color {
             console::style(s).bold().underlined().to_string()
@@ -282,7 +517,7 @@ pub fn render(report: &ClockReport, color: bool) -> String {
     );
 
     let _ = writeln!(out, "\n{}", title("machine"));
-    let lines = machine_lines(&report.machine);
+    let lines = machine_lines(&report.machine, idle);
     let width = lines
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -312,6 +547,219 @@ pub fn render(report: &ClockReport, color: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use keeptime::clocks::IdleState;
+
+    fn status(driver: Option<&str>, in_force_us: Option<i32>, may: bool) -> IdleLatencyStatus {
+        IdleLatencyStatus {
+            driver: driver.map(str::to_owned),
+            governor: driver.map(|_| "menu".to_owned()),
+            in_force_us,
+            read_error: in_force_us
+                .is_none()
+                .then(|| "/dev/cpu_dma_latency not held: permission denied (writing it needs root or write access to the device)".to_owned()),
+            may_request: may,
+            request_refused: (!may).then(|| {
+                "/dev/cpu_dma_latency not held: permission denied (writing it needs root or write access to the device)".to_owned()
+            }),
+        }
+    }
+
+    fn idle(st: IdleLatencyStatus, mode: u32, gid: u32, euid: u32, groups: &[u32]) -> IdleLatency {
+        IdleLatency {
+            status: st,
+            device: Some(DeviceAccess { mode, uid: 0, gid }),
+            euid: Some(euid),
+            groups: groups.to_vec(),
+        }
+    }
+
+    #[test]
+    fn idle_latency_lines() {
+        let st = status(Some("haltpoll"), Some(pmqos::KERNEL_DEFAULT_US), false);
+        let i = idle(st, 0o600, 0, 1000, &[1000, 27]);
+        let lines = machine_lines(&MachineInfo::default(), Some(&i));
+        let at = lines.iter().position(|(k, _)| *k == "cpuidle").unwrap();
+        assert_eq!(
+            lines[at..at + 3],
+            [
+                ("cpuidle", "driver haltpoll, governor menu".to_string()),
+                (
+                    "CPU latency QoS",
+                    "unconstrained (2000 s, the kernel default)".to_string()
+                ),
+                (
+                    "may request",
+                    "no: /dev/cpu_dma_latency is root-only (mode 0600, owner root); this process runs as uid 1000"
+                        .to_string()
+                ),
+            ]
+        );
+        // Without the idle state, the machine section is as before.
+        assert!(machine_lines(&MachineInfo::default(), None)
+            .iter()
+            .all(|(k, _)| *k != "cpuidle"));
+    }
+
+    #[test]
+    fn value_in_force_in_words() {
+        let text = |v| in_force_text(&status(Some("none"), v, true));
+        assert_eq!(text(Some(0)), "0 µs, held by some process");
+        assert_eq!(text(Some(20)), "20 µs, held by some process");
+        assert_eq!(
+            text(Some(2_000_000_000)),
+            "unconstrained (2000 s, the kernel default)"
+        );
+        assert_eq!(
+            text(None),
+            "unknown: this process may not read /dev/cpu_dma_latency (permission denied)"
+        );
+        let mut missing = status(None, None, false);
+        missing.read_error = Some(
+            "/dev/cpu_dma_latency not held: no such device (no PM QoS CPU latency interface here)"
+                .into(),
+        );
+        assert_eq!(
+            in_force_text(&missing),
+            "unknown: no such device (no PM QoS CPU latency interface here)"
+        );
+        assert_eq!(
+            cpuidle_text(&status(None, None, false)),
+            "none (no cpuidle interface in /sys)"
+        );
+    }
+
+    #[test]
+    fn which_permission_is_lacking() {
+        let refused = |mode, gid, groups: &[u32]| {
+            may_hold_text(&idle(
+                status(Some("none"), Some(0), false),
+                mode,
+                gid,
+                1000,
+                groups,
+            ))
+        };
+        assert_eq!(
+            refused(0o660, 994, &[1000]),
+            "no: /dev/cpu_dma_latency is writable by its owner and group 994 only (mode 0660, owner root); this process runs as uid 1000 and is not in that group"
+        );
+        assert_eq!(
+            refused(0o444, 0, &[1000]),
+            "no: /dev/cpu_dma_latency is writable by no one (mode 0444, owner root); this process runs as uid 1000"
+        );
+        // The mode allows it, so the OS's reason is all there is.
+        assert_eq!(
+            refused(0o660, 994, &[1000, 994]),
+            "no: permission denied (writing it needs root or write access to the device) (mode 0660, owner root)"
+        );
+        let mut owned = idle(
+            status(Some("none"), Some(0), false),
+            0o600,
+            0,
+            1000,
+            &[1000],
+        );
+        owned.device = Some(DeviceAccess {
+            mode: 0o600,
+            uid: 1001,
+            gid: 1001,
+        });
+        assert_eq!(
+            may_hold_text(&owned),
+            "no: /dev/cpu_dma_latency is writable by its owner (uid 1001) only (mode 0600, owner uid 1001); this process runs as uid 1000"
+        );
+        let mut missing = idle(status(None, None, false), 0, 0, 1000, &[]);
+        missing.device = None;
+        missing.status.request_refused = Some(
+            "/dev/cpu_dma_latency not held: no such device (no PM QoS CPU latency interface here)"
+                .into(),
+        );
+        assert_eq!(
+            may_hold_text(&missing),
+            "no: /dev/cpu_dma_latency: no such device (no PM QoS CPU latency interface here)"
+        );
+        assert_eq!(
+            may_hold_text(&idle(
+                status(Some("none"), Some(0), true),
+                0o600,
+                0,
+                0,
+                &[0]
+            )),
+            "yes: this process may open /dev/cpu_dma_latency for writing"
+        );
+    }
+
+    #[test]
+    fn idle_hint_findings() {
+        let machine = |driver: &str, states: &[(&str, u64)]| MachineInfo {
+            idle_driver: Some(driver.into()),
+            idle_states: states
+                .iter()
+                .map(|&(name, exit_latency_us)| IdleState {
+                    name: name.into(),
+                    exit_latency_us,
+                    target_residency_us: None,
+                    disabled: false,
+                })
+                .collect(),
+            ..MachineInfo::default()
+        };
+        let none = idle(
+            status(Some("none"), Some(2_000_000_000), true),
+            0o600,
+            0,
+            0,
+            &[0],
+        );
+        let f = idle_finding(&none, &machine("none", &[])).unwrap();
+        assert_eq!(
+            (f.severity, f.code.as_str()),
+            (Severity::Info, "idle_hint_little_effect")
+        );
+        assert_eq!(
+            f.message,
+            "No cpuidle driver (none): idle CPUs already poll or halt with no exit latency to cap, so the idle-latency hint (--idle-hint, a PM QoS request on /dev/cpu_dma_latency) changes little here."
+        );
+
+        let halt = idle(
+            status(Some("haltpoll"), Some(0), false),
+            0o600,
+            0,
+            1000,
+            &[1000],
+        );
+        let f = idle_finding(&halt, &machine("haltpoll", &[("POLL", 0), ("haltpoll", 1)])).unwrap();
+        assert_eq!(f.code, "idle_hint_available");
+        assert_eq!(
+            f.message,
+            "The cpuidle driver haltpoll has idle states with exit latency (haltpoll 1 µs): the opt-in idle-latency hint (--idle-hint 0, a PM QoS request held on /dev/cpu_dma_latency as cyclictest does) makes OS waits wake sooner and tighter, so exact sleeps spin less (on an AMD EPYC KVM guest with haltpoll: 15 µs late at p50 instead of 26 µs; `keeptime latency --dma-latency 0` measures it here). Its price is power: idle CPUs poll instead of sleeping, and on a virtual machine the host sees the vCPU as busy. Some process already holds 0 µs. This process may not hold it (see \"may request\" above)."
+        );
+        let intel = idle(
+            status(Some("intel_idle"), Some(2_000_000_000), true),
+            0o600,
+            0,
+            0,
+            &[0],
+        );
+        let f = idle_finding(&intel, &machine("intel_idle", &[("C6", 133)])).unwrap();
+        assert!(f.message.starts_with(
+            "The cpuidle driver intel_idle has idle states with exit latency (C6 133 µs): "
+        ));
+        assert!(
+            f.message.ends_with("sees the vCPU as busy."),
+            "{}",
+            f.message
+        );
+        // An unknown driver without exit latencies, or no cpuidle at all: nothing to say.
+        let other = idle(status(Some("psci_idle"), None, false), 0o600, 0, 0, &[0]);
+        assert_eq!(
+            idle_finding(&other, &machine("psci_idle", &[("WFI", 0)])),
+            None
+        );
+        let absent = idle(status(None, None, false), 0o600, 0, 0, &[0]);
+        assert_eq!(idle_finding(&absent, &MachineInfo::default()), None);
+    }
 
     #[test]
     fn renders_the_real_report() {
@@ -322,7 +770,7 @@ mod tests {
             time_limit_per_clock: std::time::Duration::from_millis(2),
             tsc_calibration: std::time::Duration::from_millis(2),
         });
-        let text = render(&report, false);
+        let text = render(&report, Some(&IdleLatency::read()), false);
         assert!(text.contains("MONOTONIC"));
         assert!(text.contains("machine") && text.contains("findings"));
     }

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use clap::error::ErrorKind;
 use clap::Parser;
+use keeptime_cli::bench::crowd::{self, CrowdPlan};
 use keeptime_cli::bench::plan::{self, BenchConfig};
 use keeptime_cli::bench::report::{
     self, BenchReport, Machine, MethodInfo, Parameters, Runtime, Tool,
@@ -13,7 +14,8 @@ use keeptime_cli::bench::Method;
 use keeptime_cli::cli::{BenchArgs, Cli, Command};
 use keeptime_cli::duration::DurationError;
 use keeptime_cli::export::{CsvExporter, ExportManager, JsonExporter, MarkdownExporter, Target};
-use keeptime_cli::output::{self, progress::Progress};
+use keeptime_cli::output;
+use keeptime_cli::output::progress::{CrowdProgress, Progress};
 use keeptime_cli::{clocks, sched, sleep, UsageError};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -103,7 +105,12 @@ fn bench(args: BenchArgs) -> Result<()> {
     // Before anything sets it: the thread's own slack is the default-slack methods' slack.
     let slack = SlackControl::capture();
     // One clock inspection gives the machine and the report's clock table.
-    let clock_report = keeptime::clocks::inspect();
+    let mut clock_report = keeptime::clocks::inspect();
+    // The idle-hint finding of `keeptime clocks`, for the report's findings too.
+    let idle = clocks::IdleLatency::read();
+    clock_report
+        .findings
+        .extend(clocks::idle_finding(&idle, &clock_report.machine));
     let machine = Machine::from_info(&clock_report.machine, slack.default_ns);
 
     let mut exports = ExportManager::default();
@@ -119,6 +126,23 @@ fn bench(args: BenchArgs) -> Result<()> {
     exports.check_targets()?;
     if let Some(page) = &args.report {
         keeptime_cli::report::check_writable(page)?;
+    }
+
+    let crowd_plan = CrowdPlan::new(
+        args.crowd.unwrap_or(0),
+        &args.durations,
+        args.samples,
+        args.warmup,
+    );
+    if let Some(p) = &crowd_plan {
+        p.check().map_err(UsageError)?;
+        if let Some(priority) = args.priority {
+            return Err(UsageError(format!(
+                "--crowd {} with --priority {priority}: the crowd's threads would inherit SCHED_FIFO and its spinners could starve the machine; run the crowd without --priority",
+                p.threads
+            ))
+            .into());
+        }
     }
 
     if let Some(cpu) = args.pin {
@@ -154,6 +178,19 @@ fn bench(args: BenchArgs) -> Result<()> {
     let target = args.tail_target.unwrap_or_default();
     let results = runner::run(&plan.cells, slack, target, &mut progress);
     progress.finish();
+    // The crowd's threads inherit --pin (and the bench's slack is reset per thread).
+    let crowd = crowd_plan.map(|p| {
+        let mut progress = CrowdProgress::new(&p, args.quiet);
+        let rows = crowd::run(&p, target, &mut progress);
+        progress.finish();
+        rows
+    });
+    // A crowd the OS would not start fails the run, after the tables are
+    // printed and exported without it.
+    let (crowd, crowd_error) = match crowd.transpose() {
+        Ok(rows) => (rows, None),
+        Err(e) => (None, Some(e)),
+    };
 
     let report = BenchReport {
         format: report::FORMAT,
@@ -179,6 +216,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         methods: methods.into_iter().map(MethodInfo::from).collect(),
         results,
         clocks: Some(clock_report),
+        crowd,
     };
 
     // The tables go to stdout, unless an export claimed it.
@@ -198,5 +236,8 @@ fn bench(args: BenchArgs) -> Result<()> {
         keeptime_cli::report::write_atomic(page, html.as_bytes())?;
         eprintln!("report written to {}", page.display());
     }
-    Ok(())
+    match crowd_error {
+        Some(e) => Err(anyhow::Error::msg(e)),
+        None => Ok(()),
+    }
 }

@@ -245,6 +245,27 @@ fn clocks_json_has_its_fields() {
         assert!(machine.get(key).is_some(), "machine lacks {key}");
     }
     assert!(doc["findings"].is_array());
+    // Issue 11: the idle-latency state, added beside the core's report.
+    let idle = &doc["idle_latency"];
+    for key in [
+        "driver",
+        "governor",
+        "in_force_us",
+        "read_error",
+        "may_request",
+        "request_refused",
+        "device",
+        "euid",
+        "groups",
+    ] {
+        assert!(idle.get(key).is_some(), "idle_latency lacks {key}: {idle}");
+    }
+    assert!(idle["may_request"].is_boolean());
+    // Refused exactly when not permitted, with the reason.
+    assert_eq!(
+        idle["may_request"].as_bool(),
+        Some(idle["request_refused"].is_null())
+    );
 }
 
 #[test]
@@ -256,6 +277,8 @@ fn clocks_text_has_its_sections() {
         .stdout(predicate::str::contains("MONOTONIC"))
         .stdout(predicate::str::contains("clock_getres"))
         .stdout(predicate::str::contains("machine"))
+        .stdout(predicate::str::contains("CPU latency QoS"))
+        .stdout(predicate::str::contains("may request"))
         .stdout(predicate::str::contains("findings"));
 }
 
@@ -315,6 +338,23 @@ fn bad_input_exits_2_with_one_clear_line() {
         (&["bench", "--priority", "100"], &["'100'", "1 to 99"]),
         (&["bench", "--pin", "4096"], &["4096", "allowed CPUs"]),
         (&["bench", "--pin", "-1"], &["'-1'", "negative"]),
+        (
+            &["bench", "--crowd", "-1"],
+            &["'-1'", "negative crowd size"],
+        ),
+        (
+            &["bench", "--crowd", "1025"],
+            &["'1025'", "at most 1024 threads"],
+        ),
+        (&["bench", "--crowd", "lots"], &["'lots'", "whole number"]),
+        (
+            &["bench", "--crowd", "1000", "--samples", "5000"],
+            &["--samples 5000 with --crowd 1000", "at most 4000000"],
+        ),
+        (
+            &["bench", "--crowd", "4", "--priority", "50"],
+            &["--crowd 4 with --priority 50", "without --priority"],
+        ),
         (&["sleep", "5parsecs"], &["'5parsecs'", "accepted units"]),
         (&["sleep", "-5ms"], &["'-5ms'", "negative"]),
         (&["sleep", "-1"], &["'-1'", "negative"]),
@@ -387,4 +427,84 @@ fn schema_rejects_broken_documents() {
         breaking(&mut d);
         assert!(!validator.is_valid(&d), "broken document {i} validated");
     }
+}
+
+#[test]
+fn crowd_rows_validate_count_right_and_are_never_early() {
+    let out = keeptime()
+        .args([
+            "bench",
+            "-q",
+            "--methods",
+            "keeptime",
+            "--durations",
+            "50us",
+        ])
+        .args(["--samples", "3", "--warmup", "1", "--crowd", "2"])
+        .args(["--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    validate("bench-result.schema.json", &doc);
+    let rows = doc["crowd"].as_array().expect("crowd is an array");
+    let names: Vec<&str> = rows.iter().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(names, ["keeptime", "clock-nanosleep-abs", "spin-pause"]);
+    for r in rows {
+        // 2 threads × exactly 3 sleeps each, at the first --durations value.
+        assert_eq!(
+            (int(r, "threads"), int(r, "samples"), int(r, "duration_ns")),
+            (2, 6, 50_000),
+            "{r}"
+        );
+        assert_eq!(int(r, "early"), 0, "{r}");
+        assert!(int(r, "p50_ns") <= int(r, "p99_ns") && int(r, "p99_ns") <= int(r, "max_ns"));
+    }
+    // The tables went to stderr (stdout has the JSON): the crowd block is there.
+    let text = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        text.contains("crowd: 2 threads each sleeping 50 µs"),
+        "{text}"
+    );
+    assert!(text.contains("late > 2 µs") && text.contains("CPU (process)"));
+
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(spec("bench-result.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let broken: [fn(&mut Value); 3] = [
+        |d| d["crowd"][0]["late_share"] = 1.5.into(),
+        |d| d["crowd"][0]["threads"] = 0.into(),
+        |d| {
+            d["crowd"][0].as_object_mut().unwrap().remove("cpu_percent");
+        },
+    ];
+    for (i, breaking) in broken.iter().enumerate() {
+        let mut d = doc.clone();
+        breaking(&mut d);
+        assert!(
+            !validator.is_valid(&d),
+            "broken crowd document {i} validated"
+        );
+    }
+}
+
+#[test]
+fn crowd_zero_is_off() {
+    let out = keeptime()
+        .args([
+            "bench",
+            "-q",
+            "--methods",
+            "keeptime",
+            "--durations",
+            "20us",
+        ])
+        .args(["--samples", "2", "--warmup", "1", "--crowd", "0"])
+        .args(["--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(doc.get("crowd").is_none());
+    let text = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!text.contains("crowd:"), "{text}");
 }

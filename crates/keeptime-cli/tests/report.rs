@@ -372,3 +372,52 @@ fn the_same_runtime_twice_is_told_apart() {
     // Same durations: no warning, everything drawn side by side.
     assert!(!html.contains("different durations"));
 }
+
+#[test]
+fn crowd_rows_become_one_table() {
+    let dir = TempDir::new().unwrap();
+    let json = bench_json(dir.path(), "rust.json", "50us");
+    let plain = dir.path().join("plain.html");
+    keeptime()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(&plain)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&plain).unwrap();
+    assert_eq!(count(&html, "<table class=\"crowd\">"), 0);
+
+    // The optional crowd array (spec/bench-result.md), as `bench --crowd 16` writes it.
+    let mut doc = read_json(&json);
+    let row = |method: &str, early: u64| {
+        serde_json::json!({
+            "method": method, "threads": 16, "duration_ns": 1_000_000, "warmup": 47,
+            "samples": 32_000, "p50_ns": 1_900, "p99_ns": 27_000, "max_ns": 610_000,
+            "early": early, "late_share": 0.012, "cpu_percent": 41.0,
+            "wall_ns": 2_000_000_000u64, "cpu_ns": 820_000_000u64
+        })
+    };
+    doc["crowd"] = serde_json::json!([
+        row("keeptime", 0),
+        row("clock-nanosleep-abs", 0),
+        row("spin-pause", 3)
+    ]);
+    // Another runtime may leave out the optional fields.
+    doc["crowd"][1].as_object_mut().unwrap().remove("wall_ns");
+    write_json(&json, &doc);
+    let out = dir.path().join("crowd.html");
+    keeptime()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(count(&html, "<table class=\"crowd\">"), 1);
+    assert!(html.contains("16 threads each sleeping 1 ms in a loop at once"));
+    assert_eq!(count(&html, "<td>1.90 µs</td>"), 3);
+    assert_eq!(count(&html, "<td class=\"bad\">3</td>"), 1);
+    assert!(html.contains("<th>late &gt; 2 µs</th>") || html.contains("<th>late > 2 µs</th>"));
+}

@@ -6,7 +6,9 @@
 //! * [`runner`]: runs the cells with the recording kept out of the timed path.
 //! * [`stats`]: exact statistics and the histogram of one cell.
 //! * [`report`]: the result document (the JSON format), with the machine.
+//! * [`crowd`]: `--crowd N`, many sleepers at once on few cores.
 
+pub mod crowd;
 pub mod methods;
 pub mod plan;
 pub mod report;

@@ -38,6 +38,10 @@ pub struct BenchReport {
     /// optional in the format.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clocks: Option<keeptime::clocks::ClockReport>,
+    /// `--crowd N`: one row per method of N threads sleeping at once;
+    /// optional in the format, absent without `--crowd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crowd: Option<Vec<super::crowd::CrowdResult>>,
 }
 
 /// The program that measured.

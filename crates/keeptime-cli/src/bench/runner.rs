@@ -127,7 +127,7 @@ pub fn run(
 /// `woke − deadline` as a signed number, saturating (only a broken clock
 /// could make it overflow).
 #[inline]
-fn error_ns(woke: u64, deadline: u64) -> i64 {
+pub(crate) fn error_ns(woke: u64, deadline: u64) -> i64 {
     if woke >= deadline {
         i64::try_from(woke - deadline).unwrap_or(i64::MAX)
     } else {

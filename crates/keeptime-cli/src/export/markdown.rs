@@ -41,6 +41,10 @@ impl Exporter for MarkdownExporter {
                 let _ = writeln!(out, "\n{v}");
             }
         }
+        if let Some(rows) = report.crowd.as_deref().filter(|r| !r.is_empty()) {
+            out.push('\n');
+            out.push_str(&crate::output::crowd_markdown(rows, m.cpus));
+        }
         Ok(out.into_bytes())
     }
 }

@@ -7,6 +7,7 @@ pub mod progress;
 pub mod table;
 pub mod verdict;
 
+use crate::bench::crowd::CrowdResult;
 use crate::bench::{BenchReport, CellResult};
 use std::fmt::Write as _;
 
@@ -89,12 +90,222 @@ pub fn sleeper_line(r: &CellResult) -> Option<String> {
     ))
 }
 
-/// The whole human-readable result: header, then a section per duration.
+/// The whole human-readable result: header, then a section per duration,
+/// then the crowd block when there is one.
 pub fn render(report: &BenchReport, color: bool) -> String {
     let mut out = header(report);
     for (d, results) in by_duration(report) {
         out.push('\n');
         out.push_str(&section(d, &results, color));
     }
+    if let Some(rows) = report.crowd.as_deref().filter(|r| !r.is_empty()) {
+        out.push('\n');
+        out.push_str(&crowd_section(rows, report.machine.cpus, color));
+    }
     out
+}
+
+/// Column headers of the crowd table.
+pub const CROWD_HEADERS: [&str; 8] = [
+    "method",
+    "p50",
+    "p99",
+    "max",
+    "early",
+    "late > 2 µs",
+    "CPU (process)",
+    "samples",
+];
+
+/// The crowd block's title line (without a trailing newline).
+pub fn crowd_title(rows: &[CrowdResult], cpus: Option<u64>) -> String {
+    let first = &rows[0];
+    let per_thread = first.samples / first.threads.max(1);
+    let cpus = cpus.map_or(String::new(), |n| {
+        format!(" on {n} CPU{}", if n == 1 { "" } else { "s" })
+    });
+    format!(
+        "crowd: {} threads each sleeping {} in a loop at once{cpus}, about {} sleeps per thread per method",
+        first.threads,
+        format::duration(first.duration_ns),
+        per_thread
+    )
+}
+
+/// The crowd table's cells, one row per method, as printed.
+pub fn crowd_rows(rows: &[CrowdResult]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            vec![
+                r.method.clone(),
+                format::ns(r.p50_ns),
+                format::ns(r.p99_ns),
+                format::ns(r.max_ns),
+                r.early.to_string(),
+                format::percent(100.0 * r.late_share),
+                format::percent(r.cpu_percent),
+                r.samples.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// keeptime's crowd figures as ratios to the same run's baselines, one
+/// line: `keeptime ÷ clock-nanosleep-abs: p50 0.28×, p99 1.3×, max 10×, CPU 15×; …`.
+/// `None` without a keeptime row or a baseline.
+pub fn crowd_ratios(rows: &[CrowdResult]) -> Option<String> {
+    let k = rows.iter().find(|r| r.method == "keeptime")?;
+    let ratio = |a: f64, b: f64| {
+        if a >= 0.0 && b > 0.0 && (a / b).is_finite() {
+            let r = a / b;
+            if r < 0.095 {
+                format!("{r:.3}×")
+            } else if r < 0.995 {
+                format!("{r:.2}×")
+            } else {
+                format!("{}×", format::ratio(r))
+            }
+        } else {
+            "n/a".into()
+        }
+    };
+    let parts: Vec<String> = rows
+        .iter()
+        .filter(|r| r.method != "keeptime")
+        .map(|b| {
+            format!(
+                "÷ {}: p50 {}, p99 {}, max {}, CPU {}",
+                b.method,
+                ratio(k.p50_ns as f64, b.p50_ns as f64),
+                ratio(k.p99_ns as f64, b.p99_ns as f64),
+                ratio(k.max_ns as f64, b.max_ns as f64),
+                ratio(k.cpu_percent, b.cpu_percent)
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("keeptime {}", parts.join("; ")))
+}
+
+/// The crowd block for the terminal: title, aligned table, and how to read it.
+pub fn crowd_section(rows: &[CrowdResult], cpus: Option<u64>, color: bool) -> String {
+    let mut out = String::new();
+    let title = crowd_title(rows, cpus);
+    if color {
+        let _ = writeln!(out, "{}", console::style(title).bold().underlined());
+    } else {
+        let _ = writeln!(out, "{title}");
+    }
+    let body = crowd_rows(rows);
+    let mut widths: Vec<usize> = CROWD_HEADERS.iter().map(|h| h.chars().count()).collect();
+    for row in &body {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let header: Vec<String> = CROWD_HEADERS.iter().map(|h| h.to_string()).collect();
+    for (k, row) in std::iter::once(&header).chain(&body).enumerate() {
+        let mut text = String::new();
+        for (i, c) in row.iter().enumerate() {
+            let fill = " ".repeat(widths[i] - c.chars().count());
+            if i == 0 {
+                let _ = write!(text, "  {c}{fill}");
+            } else {
+                let _ = write!(text, "  {fill}{c}");
+            }
+        }
+        let text = text.trim_end();
+        if k == 0 && color {
+            let _ = writeln!(out, "{}", console::style(text).bold());
+        } else {
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    if let Some(line) = crowd_ratios(rows) {
+        if color {
+            let _ = writeln!(out, "{}", console::style(line).bold());
+        } else {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out.push_str(
+        "  errors of every thread's sleeps merged; late = share of sleeps more than 2 µs after the deadline;\n  \
+         CPU = the whole process's CPU time ÷ wall time, in % of one core\n",
+    );
+    out
+}
+
+/// The crowd block as Markdown: title and table.
+pub fn crowd_markdown(rows: &[CrowdResult], cpus: Option<u64>) -> String {
+    let mut out = format!("### {}\n\n", crowd_title(rows, cpus));
+    let _ = writeln!(out, "| {} |", CROWD_HEADERS.join(" | "));
+    let _ = writeln!(out, "|:---|{}", "---:|".repeat(CROWD_HEADERS.len() - 1));
+    for row in crowd_rows(rows) {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    if let Some(line) = crowd_ratios(rows) {
+        let _ = writeln!(out, "\n{line}");
+    }
+    out.push_str(
+        "\nErrors of every thread's sleeps merged; late = more than 2 µs after the deadline; \
+         CPU = process CPU time ÷ wall time, % of one core.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(method: &str, p50: i64, p99: i64, max: i64, late: f64, cpu: f64) -> CrowdResult {
+        CrowdResult {
+            method: method.into(),
+            threads: 16,
+            duration_ns: 1_000_000,
+            warmup: 47,
+            samples: 32_000,
+            p50_ns: p50,
+            p99_ns: p99,
+            max_ns: max,
+            early: 0,
+            late_share: late,
+            cpu_percent: cpu,
+            wall_ns: 2_000_000_000,
+            cpu_ns: 0,
+        }
+    }
+
+    #[test]
+    fn crowd_block_text_and_markdown() {
+        let rows = [
+            row("keeptime", 1_900, 27_000, 610_000, 0.012, 41.0),
+            row("clock-nanosleep-abs", 84_000, 163_000, 1_300_000, 1.0, 9.04),
+            row("spin-pause", 40, 2_100_000, 12_000_000, 0.25, 199.6),
+        ];
+        assert_eq!(
+            crowd_section(&rows, Some(2), false),
+            "\
+crowd: 16 threads each sleeping 1 ms in a loop at once on 2 CPUs, about 2000 sleeps per thread per method
+  method                   p50      p99      max  early  late > 2 µs  CPU (process)  samples
+  keeptime             1.90 µs  27.0 µs   610 µs      0        1.2 %           41 %    32000
+  clock-nanosleep-abs  84.0 µs   163 µs  1.30 ms      0        100 %          9.0 %    32000
+  spin-pause             40 ns  2.10 ms  12.0 ms      0         25 %          200 %    32000
+keeptime ÷ clock-nanosleep-abs: p50 0.023×, p99 0.17×, max 0.47×, CPU 4.5×; ÷ spin-pause: p50 48×, p99 0.013×, max 0.051×, CPU 0.21×
+  errors of every thread's sleeps merged; late = share of sleeps more than 2 µs after the deadline;
+  CPU = the whole process's CPU time ÷ wall time, in % of one core
+"
+        );
+        assert_eq!(crowd_ratios(&rows[1..]), None);
+        let mut zero = rows.clone();
+        zero[1].p50_ns = 0;
+        assert!(crowd_ratios(&zero)
+            .unwrap()
+            .starts_with("keeptime ÷ clock-nanosleep-abs: p50 n/a, p99 0.17×"));
+        let md = crowd_markdown(&rows[..1], None);
+        assert!(md.starts_with(
+            "### crowd: 16 threads each sleeping 1 ms in a loop at once, about 2000 sleeps per thread per method\n\n\
+             | method | p50 | p99 | max | early | late > 2 µs | CPU (process) | samples |\n\
+             |:---|---:|---:|---:|---:|---:|---:|---:|\n\
+             | keeptime | 1.90 µs | 27.0 µs | 610 µs | 0 | 1.2 % | 41 % | 32000 |\n"
+        ), "{md}");
+    }
 }

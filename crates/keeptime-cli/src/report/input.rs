@@ -33,6 +33,9 @@ pub struct Doc {
     /// The optional clock report.
     #[serde(default)]
     pub clocks: Option<Clocks>,
+    /// The optional crowd rows (`keeptime bench --crowd N`).
+    #[serde(default)]
+    pub crowd: Option<Vec<crate::bench::crowd::CrowdResult>>,
 }
 
 /// `tool`.

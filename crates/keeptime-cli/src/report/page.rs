@@ -194,6 +194,9 @@ pub fn render(docs: &[Doc]) -> Result<String> {
         }
     }
     for d in docs {
+        crowd_section(&mut h, d, docs.len() > 1);
+    }
+    for d in docs {
         clocks_section(&mut h, d, docs.len() > 1);
     }
     h.push_str(
@@ -690,6 +693,45 @@ fn compare(h: &mut String, docs: &[Doc]) -> Result<()> {
         h.push_str("</section>\n");
     }
     Ok(())
+}
+
+/// The crowd rows of `d` (`keeptime bench --crowd N`) as one table.
+fn crowd_section(h: &mut String, d: &Doc, name_it: bool) {
+    let Some(rows) = d.crowd.as_deref().filter(|r| !r.is_empty()) else {
+        return;
+    };
+    let _ = write!(
+        h,
+        "<section class=\"crowd\"><h2>Crowd{}</h2><p class=\"note\">{}. Errors of every \
+         thread's sleeps merged; late = more than 2 µs after the deadline; CPU = the whole \
+         process's CPU time ÷ wall time, in % of one core.</p><div class=\"scroll\">\
+         <table class=\"crowd\"><thead><tr>",
+        if name_it {
+            format!(" ({})", esc(&d.runtime_label()))
+        } else {
+            String::new()
+        },
+        esc(crate::output::crowd_title(rows, d.machine.cpus).trim_start_matches("crowd: "))
+    );
+    for k in crate::output::CROWD_HEADERS {
+        let _ = write!(h, "<th>{}</th>", esc(k));
+    }
+    h.push_str("</tr></thead><tbody>");
+    for (r, cells) in rows.iter().zip(crate::output::crowd_rows(rows)) {
+        h.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            // Column 4 is `early`: any is a broken promise for these methods.
+            let bad = i == 4 && r.early > 0;
+            let _ = write!(
+                h,
+                "<td{}>{}</td>",
+                if bad { " class=\"bad\"" } else { "" },
+                esc(c)
+            );
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</tbody></table></div></section>\n");
 }
 
 fn clocks_section(h: &mut String, d: &Doc, name_it: bool) {
