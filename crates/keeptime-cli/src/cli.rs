@@ -142,10 +142,15 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = parse_crowd, allow_hyphen_values = true)]
     pub crowd: Option<u64>,
 
-    // `--idle-hint US` (issue 11, the opt-in PM QoS request) goes here once the
-    // core's sleeper knob exists: parse it like `latency --dma-latency`, pass
-    // it to the keeptime methods' sleepers in runner::run and crowd::run, and
-    // record it in `parameters`.
+    /// keeptime's sleepers ask the kernel to keep CPU wake-up latency at most
+    /// US µs while they run (a PM QoS request on /dev/cpu_dma_latency, held
+    /// only during keeptime's own cells and crowd, so the baselines run
+    /// without it). Price: idle CPUs poll instead of sleeping (power; on a
+    /// VM the host sees the vCPU busy). Refused (not root, no device): one
+    /// warning, the run goes on without it. 0 to 2147483647.
+    #[arg(long, value_name = "US", value_parser = parse_idle_hint, allow_hyphen_values = true)]
+    pub idle_hint: Option<keeptime::IdleHint>,
+
     /// Write the results in the keeptime bench format (spec/bench-result.md); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<String>,
@@ -368,6 +373,11 @@ pub fn parse_priority(s: &str) -> Result<u32, String> {
             "priority {q} is out of range: SCHED_FIFO priorities are 1 to 99"
         ))
     }
+}
+
+/// `--idle-hint`: whole µs, 0 to 2147483647 (an optional `us`/`µs` suffix).
+pub fn parse_idle_hint(s: &str) -> Result<keeptime::IdleHint, String> {
+    s.trim().parse().map_err(|e: keeptime::Error| e.to_string())
 }
 
 /// `--tail-target`: a preset name, a share in (0, 1) or a percentage.

@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::error::ErrorKind;
 use clap::Parser;
 use keeptime_cli::bench::crowd::{self, CrowdPlan};
+use keeptime_cli::bench::methods::KeeptimeKnobs;
 use keeptime_cli::bench::plan::{self, BenchConfig};
 use keeptime_cli::bench::report::{
     self, BenchReport, Machine, MethodInfo, Parameters, Runtime, Tool,
@@ -175,13 +176,16 @@ fn bench(args: BenchArgs) -> Result<()> {
 
     let created = report::rfc3339(SystemTime::now());
     let mut progress = Progress::new(&plan.cells, args.quiet);
-    let target = args.tail_target.unwrap_or_default();
-    let results = runner::run(&plan.cells, slack, target, &mut progress);
+    let knobs = KeeptimeKnobs {
+        target: args.tail_target.unwrap_or_default(),
+        idle_hint: args.idle_hint,
+    };
+    let results = runner::run(&plan.cells, slack, knobs, &mut progress);
     progress.finish();
     // The crowd's threads inherit --pin (and the bench's slack is reset per thread).
     let crowd = crowd_plan.map(|p| {
         let mut progress = CrowdProgress::new(&p, args.quiet);
-        let rows = crowd::run(&p, target, &mut progress);
+        let rows = crowd::run(&p, knobs, &mut progress);
         progress.finish();
         rows
     });
@@ -212,6 +216,7 @@ fn bench(args: BenchArgs) -> Result<()> {
             budget_ns: plan.budget_ns,
             pin_cpu: args.pin,
             priority: args.priority,
+            idle_hint_us: args.idle_hint.map(|h| h.micros()),
         },
         methods: methods.into_iter().map(MethodInfo::from).collect(),
         results,

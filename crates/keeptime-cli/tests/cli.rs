@@ -335,6 +335,18 @@ fn bad_input_exits_2_with_one_clear_line() {
         (&["bench", "--tail-target", "NaN"], &["'NaN'", "relaxed"]),
         (&["bench", "--tail-target", "-1%"], &["'-1%'", "percentage"]),
         (&["bench", "--tail-target", "tight"], &["'tight'", "strict"]),
+        (
+            &["bench", "--idle-hint", "-1"],
+            &["'-1'", "0 to 2147483647"],
+        ),
+        (
+            &["bench", "--idle-hint", "2147483648"],
+            &["'2147483648'", "0 to 2147483647"],
+        ),
+        (
+            &["bench", "--idle-hint", "5ms"],
+            &["'5ms'", "whole number of µs"],
+        ),
         (&["bench", "--priority", "100"], &["'100'", "1 to 99"]),
         (&["bench", "--pin", "4096"], &["4096", "allowed CPUs"]),
         (&["bench", "--pin", "-1"], &["'-1'", "negative"]),
@@ -507,4 +519,41 @@ fn crowd_zero_is_off() {
     assert!(doc.get("crowd").is_none());
     let text = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(!text.contains("crowd:"), "{text}");
+}
+
+#[test]
+fn idle_hint_is_recorded_in_parameters_and_never_fails_the_run() {
+    // Held (root) or refused (a warning on stderr): either way the run goes on.
+    let out = keeptime()
+        .args([
+            "bench",
+            "-q",
+            "--methods",
+            "keeptime",
+            "--durations",
+            "50us",
+        ])
+        .args(["--samples", "3", "--warmup", "1", "--idle-hint", "0"])
+        .args(["--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    validate("bench-result.schema.json", &doc);
+    assert_eq!(doc["parameters"]["idle_hint_us"], 0);
+    assert_eq!(doc["results"][0]["early"], 0);
+    // Without the knob the field is absent.
+    let out = keeptime()
+        .args([
+            "bench",
+            "-q",
+            "--methods",
+            "keeptime",
+            "--durations",
+            "50us",
+        ])
+        .args(["--samples", "3", "--warmup", "1", "--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(doc["parameters"].get("idle_hint_us").is_none());
 }

@@ -16,9 +16,9 @@
 //! The crowd duration is the first `--durations` value when the user gave
 //! that list, else [`DEFAULT_CROWD_DURATION_NS`] (1 ms, the crowd).
 
-use super::methods::{AbsoluteSleep, Keeptime, Method, Slack, SpinPause, Waiter};
+use super::methods::{AbsoluteSleep, Keeptime, KeeptimeKnobs, Method, Slack, SpinPause, Waiter};
 use super::stats::percentile;
-use keeptime::{os, Mode, TailTarget};
+use keeptime::{os, Mode};
 use serde::{Deserialize, Serialize};
 use std::sync::{Condvar, Mutex};
 
@@ -216,20 +216,20 @@ impl CrowdObserver for SilentCrowd {
 }
 
 /// Runs the crowd of every method in [`CROWD_METHODS`]; keeptime's sleepers
-/// use `target`.
+/// use `knobs`.
 ///
 /// # Errors
 /// One line when the OS refuses to start one of the threads (a process or
 /// memory limit); nothing is measured then.
 pub fn run(
     plan: &CrowdPlan,
-    target: TailTarget,
+    knobs: KeeptimeKnobs,
     observer: &mut dyn CrowdObserver,
 ) -> Result<Vec<CrowdResult>, String> {
     let mut rows = Vec::with_capacity(CROWD_METHODS.len());
     for (index, &method) in CROWD_METHODS.iter().enumerate() {
         observer.crowd_started(index, method, plan);
-        let row = run_method(method, plan, target, &mut |f| {
+        let row = run_method(method, plan, knobs, &mut |f| {
             observer.crowd_progress(index, f)
         })?;
         observer.crowd_finished(index);
@@ -333,7 +333,7 @@ fn call_off<T>(start: &Gate, handles: Vec<std::thread::ScopedJoinHandle<'_, T>>)
 fn run_method(
     method: Method,
     plan: &CrowdPlan,
-    target: TailTarget,
+    knobs: KeeptimeKnobs,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Option<CrowdResult>, String> {
     let threads = plan.threads.max(1);
@@ -350,11 +350,9 @@ fn run_method(
                         let _ = os::set_timer_slack_ns(1);
                     }
                     match method {
-                        Method::Keeptime => crowd_thread(
-                            &mut Keeptime::with_target(Mode::Exact, target),
-                            plan,
-                            start,
-                        ),
+                        Method::Keeptime => {
+                            crowd_thread(&mut Keeptime::with_knobs(Mode::Exact, knobs), plan, start)
+                        }
                         Method::ClockNanosleepAbs => crowd_thread(&mut AbsoluteSleep, plan, start),
                         _ => crowd_thread(&mut SpinPause, plan, start),
                     }
@@ -507,7 +505,7 @@ mod tests {
             warmup: 2,
             samples_per_thread: Some(4),
         };
-        let rows = run(&p, TailTarget::default(), &mut SilentCrowd).unwrap();
+        let rows = run(&p, KeeptimeKnobs::default(), &mut SilentCrowd).unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.method.as_str()).collect();
         assert_eq!(names, ["keeptime", "clock-nanosleep-abs", "spin-pause"]);
         for r in &rows {

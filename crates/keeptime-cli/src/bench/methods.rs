@@ -328,6 +328,15 @@ impl Waiter for Hybrid1ms {
     }
 }
 
+/// The knobs `keeptime bench` gives keeptime's exact sleepers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeeptimeKnobs {
+    /// `--tail-target`.
+    pub target: TailTarget,
+    /// `--idle-hint`.
+    pub idle_hint: Option<keeptime::IdleHint>,
+}
+
 /// A fresh keeptime [`Sleeper`] in one mode.
 pub struct Keeptime(pub Sleeper);
 
@@ -340,13 +349,26 @@ impl Keeptime {
 
     /// A new sleeper in `mode` with `target` as its tail target.
     pub fn with_target(mode: Mode, target: TailTarget) -> Self {
-        Keeptime(
-            Sleeper::builder()
-                .mode(mode)
-                .timer_slack(true)
-                .tail_target(target)
-                .build(),
+        Self::with_knobs(
+            mode,
+            KeeptimeKnobs {
+                target,
+                idle_hint: None,
+            },
         )
+    }
+
+    /// A new sleeper in `mode` with the bench's keeptime knobs; it holds the
+    /// idle hint, if any, for as long as it lives.
+    pub fn with_knobs(mode: Mode, knobs: KeeptimeKnobs) -> Self {
+        let mut b = Sleeper::builder()
+            .mode(mode)
+            .timer_slack(true)
+            .tail_target(knobs.target);
+        if let Some(hint) = knobs.idle_hint {
+            b = b.idle_hint(hint);
+        }
+        Keeptime(b.build())
     }
 }
 

@@ -152,6 +152,9 @@ pub struct Parameters {
     pub pin_cpu: Option<u32>,
     /// `--priority`: the SCHED_FIFO priority of the waiting thread.
     pub priority: Option<u32>,
+    /// `--idle-hint`: the idle-latency hint keeptime's sleepers asked for, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_hint_us: Option<u32>,
 }
 
 /// What a method is.

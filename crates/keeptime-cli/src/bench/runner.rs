@@ -7,13 +7,13 @@
 //! every [`PROGRESS_EVERY_NS`], and statistics are computed after the cell.
 
 use super::methods::{
-    AbsoluteSleep, BusyLoop, Compensated, Hybrid1ms, Keeptime, Method, RelativeSleep, Slack,
-    SpinPause, Waiter, YieldLoop,
+    AbsoluteSleep, BusyLoop, Compensated, Hybrid1ms, Keeptime, KeeptimeKnobs, Method,
+    RelativeSleep, Slack, SpinPause, Waiter, YieldLoop,
 };
 use super::plan::CellPlan;
 use super::report::{CellResult, SleeperAccount};
 use super::stats::Stats;
-use keeptime::{os, Mode, TailTarget};
+use keeptime::{os, Mode};
 
 /// Progress is reported at most this often while a cell runs.
 pub const PROGRESS_EVERY_NS: u64 = 100_000_000;
@@ -69,7 +69,7 @@ impl SlackControl {
 pub fn run(
     cells: &[CellPlan],
     slack: SlackControl,
-    target: TailTarget,
+    knobs: KeeptimeKnobs,
     observer: &mut dyn Observer,
 ) -> Vec<CellResult> {
     let results = cells
@@ -91,10 +91,10 @@ pub fn run(
                 Method::Compensated => run_cell(&mut Compensated::default(), cell, &mut report),
                 Method::Hybrid1ms => run_cell(&mut Hybrid1ms, cell, &mut report),
                 Method::Keeptime => {
-                    let mut k = Keeptime::with_target(Mode::Exact, target);
+                    let mut k = Keeptime::with_knobs(Mode::Exact, knobs);
                     let stats = run_cell(&mut k, cell, &mut report);
                     sleeper = k.sleeper_stats().map(|st| SleeperAccount {
-                        tail_target_ppm: target.ppm(),
+                        tail_target_ppm: knobs.target.ppm(),
                         sleeps: st.sleeps,
                         late: st.late,
                         os_waits: st.os_waits,
@@ -210,7 +210,7 @@ mod tests {
         let results = run(
             &cells,
             SlackControl::capture(),
-            TailTarget::default(),
+            KeeptimeKnobs::default(),
             &mut Silent,
         );
         assert_eq!(results.len(), Method::ALL.len());
