@@ -136,6 +136,15 @@ func availableCPUs() int {
 	return max(1, min(numCPU, runtime.GOMAXPROCS(0)))
 }
 
+// sleepersMayHoldEveryP reports whether the goroutines inside an Exact sleep
+// are at least as many as the CPUs available (availableCPUs): their OS waits
+// could then hold every P, so an OS wait hands its P off (sys_linux.go).
+// GOMAXPROCS is read only when the count is below NumCPU.
+func sleepersMayHoldEveryP() bool {
+	n := sleepers.Load()
+	return n > 0 && (n >= int64(numCPU) || n >= int64(runtime.GOMAXPROCS(0)))
+}
+
 // relativeWaitUntil is the OS wait without an absolute deadline: time.Sleep
 // of what remains. time.Sleep never returns early on the monotonic clock, so
 // this keeps osWaitUntil's contract; it wakes later than clock_nanosleep
