@@ -408,8 +408,10 @@ func (s *Sleeper) exactSleep(p platform, deadline, now uint64) uint64 {
 	defer p.leaveSleep()
 	// cpus() >= 1: a sleeper alone is never a crowd, and the real
 	// platform's CPU count (GOMAXPROCS) is read only when others sleep too.
-	if n > 1 && n > p.cpus() {
-		return s.crowdSleep(p, deadline, now, n)
+	if n > 1 {
+		if c := p.cpus(); n > c {
+			return s.crowdSleep(p, deadline, now, n, c)
+		}
 	}
 	return s.plannedSleep(p, deadline, now)
 }
@@ -439,14 +441,15 @@ func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) uint64 {
 	}
 }
 
-// crowdSleep is an Exact sleep in a crowd of n sleepers: one OS wait ending
+// crowdSleep is an Exact sleep in a crowd of n sleepers on cpus CPUs
+// (n > cpus): one OS wait ending
 // the learned margin before the deadline, the margin capped by crowdSpinCap
 // (kept at least minSpin), then a spin that pauses only in the last
 // crowdPauseNs (spec/sleep.md, "Crowds"). No two-wait plans, chunks or
 // exploration; the wake-ups are learned as always.
-func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n int) uint64 {
+func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) uint64 {
 	length := deadline - now
-	capNs := crowdSpinCap(uint64(p.cpus()), uint64(n), length, s.est.cost(bucketOf(length)))
+	capNs := crowdSpinCap(uint64(cpus), uint64(n), length, s.est.cost(bucketOf(length)))
 	budget := uint64(s.target.PPM())
 	for {
 		rest := deadline - now
