@@ -84,7 +84,7 @@ func (s *system) cpus() int { return availableCPUs() }
 
 // prepareThread does nothing here: in Go the goroutine may run on another
 // OS thread at every OS wait, so the timer slack is checked inside each OS
-// wait, under runtime.LockOSThread (see osWaitUntil).
+// wait, on the thread that makes it (see osWaitUntil).
 func (s *system) prepareThread() {}
 
 func (s *system) threadCPU() (uint64, bool) { return threadCPUNs() }
