@@ -42,10 +42,16 @@
 //     library.
 //   - The OS thread that does an OS wait gets a 1 ns Linux timer slack
 //     (Sleeper.SetTimerSlack opts out).
-//   - At most max(1, runtime.NumCPU()-1) goroutines spin at once,
-//     process-wide, so a goroutine woken from its OS wait always finds a CPU
-//     no spinner holds; the others finish with an OS wait, late but never
-//     early.
+//   - At most max(1, runtime.NumCPU()-1) goroutines spin with the pause
+//     hint at once, process-wide, so a goroutine woken from its OS wait
+//     always finds a CPU no pausing spinner holds; the others follow: they
+//     spin with a yield on every iteration, never late by an OS wake-up.
+//   - Crowds: with more goroutines inside an Exact sleep than CPUs
+//     (min(runtime.NumCPU(), GOMAXPROCS)), each sleep's spin is capped at
+//     its share of half the CPUs less the learned cost of its OS wait, so a
+//     crowd never snowballs into everyone spinning; a wake-up later than
+//     the capped margin makes that sleep late (the cap overrides the tail
+//     target).
 //   - Bad input follows Go's conventions: a negative or zero duration returns
 //     at once, like time.Sleep; a zero or negative ticker period is an error
 //     from NewTicker; a tail target outside [10⁻⁶, 1) or NaN is an error

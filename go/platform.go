@@ -32,6 +32,14 @@ type platform interface {
 	yield()
 	tryBeginSpin() bool
 	endSpin()
+	// enterSleep counts the calling sleeper as inside an Exact sleep,
+	// process-wide, and returns how many are (this one included); more
+	// than cpus() makes the sleep a crowd's (spec/sleep.md, "Crowds").
+	// leaveSleep undoes one enterSleep.
+	enterSleep() int
+	leaveSleep()
+	// cpus is the number of CPUs the process may use (at least 1).
+	cpus() int
 	// prepareThread readies the calling thread for precise waits; called
 	// once per sleep that waits, before its first OS wait.
 	prepareThread()
@@ -68,9 +76,15 @@ func (s *system) tryBeginSpin() bool { return tryBeginSpin() }
 
 func (s *system) endSpin() { endSpin() }
 
+func (s *system) enterSleep() int { return int(sleepers.Add(1)) }
+
+func (s *system) leaveSleep() { sleepers.Add(-1) }
+
+func (s *system) cpus() int { return availableCPUs() }
+
 // prepareThread does nothing here: in Go the goroutine may run on another
 // OS thread at every OS wait, so the timer slack is checked inside each OS
-// wait, under runtime.LockOSThread (see osWaitUntil).
+// wait, on the thread that makes it (see osWaitUntil).
 func (s *system) prepareThread() {}
 
 func (s *system) threadCPU() (uint64, bool) { return threadCPUNs() }
@@ -82,12 +96,13 @@ func (s *system) lockThread() { runtime.LockOSThread() }
 
 func (s *system) unlockThread() { runtime.UnlockOSThread() }
 
-// spinSlots is the process-wide cap on goroutines spinning at once:
-// max(1, CPUs - 1), CPUs being those this process may use (runtime.NumCPU
-// honours the affinity mask), so a goroutine woken from its OS wait always
-// finds a CPU that no spinner holds. A sleeper that finds every slot taken
-// ends with an OS wait straight to its deadline instead, so many sleepers on
-// few cores never snowball into everyone spinning.
+// spinSlots is the process-wide cap on goroutines spinning with the pause
+// hint at once: max(1, CPUs - 1), CPUs being those this process may use
+// (runtime.NumCPU honours the affinity mask), so a goroutine woken from its
+// OS wait always finds a CPU that no pausing spinner holds. A sleeper that
+// finds every slot taken follows instead (a yield on every iteration, see
+// Sleeper.follow); how long the spins of a crowd may be is bounded by
+// crowdSpinCap.
 var spinSlots = int32(max(1, min(runtime.NumCPU()-1, math.MaxInt32)))
 
 // spinners counts the goroutines holding a spin slot.
@@ -102,6 +117,33 @@ func tryBeginSpin() bool {
 }
 
 func endSpin() { spinners.Add(-1) }
+
+// sleepers counts the goroutines of the process inside an Exact sleep
+// (spec/sleep.md, enter_sleep/leave_sleep); Spin mode does not enter it.
+var sleepers atomic.Int64
+
+// numCPU is runtime.NumCPU(), read once: the CPUs of the affinity mask at
+// start-up, which the Go runtime itself does not re-read.
+var numCPU = max(1, runtime.NumCPU())
+
+// availableCPUs is the number of CPUs the process may use for its
+// goroutines: min(runtime.NumCPU(), runtime.GOMAXPROCS(0)). GOMAXPROCS is
+// read on each call (a program may change it, and since Go 1.25 the runtime
+// follows a container's CPU limit), so it is called only for a sleep that
+// another sleeper shares the process with (a single sleeper is never a
+// crowd).
+func availableCPUs() int {
+	return max(1, min(numCPU, runtime.GOMAXPROCS(0)))
+}
+
+// sleepersMayHoldEveryP reports whether the goroutines inside an Exact sleep
+// are at least as many as the CPUs available (availableCPUs): their OS waits
+// could then hold every P, so an OS wait hands its P off (sys_linux.go).
+// GOMAXPROCS is read only when the count is below NumCPU.
+func sleepersMayHoldEveryP() bool {
+	n := sleepers.Load()
+	return n > 0 && (n >= int64(numCPU) || n >= int64(runtime.GOMAXPROCS(0)))
+}
 
 // relativeWaitUntil is the OS wait without an absolute deadline: time.Sleep
 // of what remains. time.Sleep never returns early on the monotonic clock, so

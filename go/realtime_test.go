@@ -260,3 +260,61 @@ func TestTailTargetsAreNeverEarlyAndStatsAddUp(t *testing.T) {
 		t.Fatalf("%d spin slots still held", n)
 	}
 }
+
+// A real crowd: more goroutines sleeping at once than CPUs, each with its
+// own Exact sleeper. Never early, and every sleeper leaves the crowd count
+// and its spin slot (no figures: those belong in the benchmark).
+func TestACrowdIsNeverEarlyAndLeavesTheCounts(t *testing.T) {
+	goroutines := 4*availableCPUs() + 2
+	const sleeps = 100
+	var wg sync.WaitGroup
+	var early, most atomic.Int64
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			s := NewSleeper(Exact)
+			for i := 0; i < sleeps; i++ {
+				deadline := time.Now().Add(time.Duration(100_000 + 50_000*((g+i)%8)))
+				s.SleepUntil(deadline)
+				if time.Now().Before(deadline) {
+					early.Add(1)
+				}
+				for n := sleepers.Load(); n > most.Load(); n = sleepers.Load() {
+					most.Store(n)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if n := early.Load(); n > 0 {
+		t.Fatalf("%d of %d sleeps returned early", n, goroutines*sleeps)
+	}
+	if n := sleepers.Load(); n != 0 {
+		t.Fatalf("%d sleepers still counted", n)
+	}
+	if n := spinners.Load(); n != 0 {
+		t.Fatalf("%d spin slots still held", n)
+	}
+	if m := most.Load(); m > int64(goroutines) {
+		t.Fatalf("%d sleepers counted at once with %d goroutines", m, goroutines)
+	}
+}
+
+// The CPUs a crowd is measured against: min(NumCPU, GOMAXPROCS), read per
+// call, so a change of GOMAXPROCS is followed.
+func TestAvailableCPUsFollowsGOMAXPROCS(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	if got, want := availableCPUs(), max(1, min(runtime.NumCPU(), prev)); got != want {
+		t.Fatalf("availableCPUs() = %d, want %d", got, want)
+	}
+	runtime.GOMAXPROCS(1)
+	if got := availableCPUs(); got != 1 {
+		t.Fatalf("availableCPUs() = %d with GOMAXPROCS 1", got)
+	}
+	runtime.GOMAXPROCS(runtime.NumCPU() + 3)
+	if got := availableCPUs(); got != runtime.NumCPU() {
+		t.Fatalf("availableCPUs() = %d with GOMAXPROCS above NumCPU (%d)", got, runtime.NumCPU())
+	}
+}

@@ -1,13 +1,18 @@
 package keeptime
 
+import "math"
+
 // simPlatform is simulated time, with the semantics of spec/sleep.md
 // "Vectors" and the Rust core's SimPlatform (crates/keeptime/src/sim.rs): the
 // clock moves only when the algorithm acts. An OS wait issued at now toward t
 // wakes at max(now, t) + o, o the next scripted overshoot (else the default),
 // unless the next scripted interrupt i satisfies now + i < t: then the clock
 // becomes now + i and the wait reports interrupted. relax() advances the
-// clock by spinStep, yield() by yieldStep, reading it costs nothing, and
-// tryBeginSpin answers slotsFree. The simulated thread CPU clock advances by
+// clock by spinStep, yield() by yieldStep, reading it costs nothing,
+// tryBeginSpin answers slotsFree, cpus() answers cpuCount (default: no
+// limit, never a crowd) and enterSleep() counts this world's sleepers inside
+// a sleep plus otherSleepers (the other threads the simulation says are
+// sleeping). The simulated thread CPU clock advances by
 // waitCost per completed OS wait (an interrupted one costs nothing) and by
 // every relax and yield step.
 type simPlatform struct {
@@ -19,13 +24,19 @@ type simPlatform struct {
 	yieldStep        uint64
 	slotsFree        bool
 	spinning         bool
-	waits            []simWait
-	relaxes, yields  uint64
-	prepares         int
-	waitCost         uint64
-	cpu              uint64
-	locked           int // lockThread depth
-	cpuReads         int
+	cpuCount         int
+	otherSleepers    int
+	sleepers         int // this world's sleepers inside an Exact sleep
+	// panicAtWait, when set, makes the next OS wait panic (a way out of a
+	// sleep other than returning).
+	panicAtWait     bool
+	waits           []simWait
+	relaxes, yields uint64
+	prepares        int
+	waitCost        uint64
+	cpu             uint64
+	locked          int // lockThread depth
+	cpuReads        int
 }
 
 // simWait is one OS wait: [issued, target, woke, interrupted] in the vectors.
@@ -35,7 +46,7 @@ type simWait struct {
 }
 
 func newSim(start uint64) *simPlatform {
-	return &simPlatform{clock: start, spinStep: 100, yieldStep: 1_000, slotsFree: true}
+	return &simPlatform{clock: start, spinStep: 100, yieldStep: 1_000, slotsFree: true, cpuCount: math.MaxInt}
 }
 
 func (s *simPlatform) now() uint64 { return s.clock }
@@ -44,6 +55,10 @@ func (s *simPlatform) advanceTo(t uint64) { s.clock = max(s.clock, t) }
 
 func (s *simPlatform) osWaitUntil(target uint64) osWake {
 	issued := s.clock
+	if s.panicAtWait {
+		s.panicAtWait = false
+		panic("simulated: the OS wait panicked")
+	}
 	if len(s.interrupts) > 0 {
 		after := s.interrupts[0]
 		s.interrupts = s.interrupts[1:]
@@ -83,6 +98,15 @@ func (s *simPlatform) tryBeginSpin() bool {
 }
 
 func (s *simPlatform) endSpin() { s.spinning = false }
+
+func (s *simPlatform) enterSleep() int {
+	s.sleepers++
+	return s.sleepers + s.otherSleepers
+}
+
+func (s *simPlatform) leaveSleep() { s.sleepers = max(s.sleepers-1, 0) }
+
+func (s *simPlatform) cpus() int { return s.cpuCount }
 
 func (s *simPlatform) prepareThread() { s.prepares++ }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,15 @@ const (
 	// established (exploration), so short buckets get the samples that let
 	// two-wait plans compete on their merit.
 	exploreEvery = 8
+	// crowdSpinDivisor: in a crowd (more sleepers inside an Exact sleep
+	// than CPUs), the sleepers' spins may take at most 1/crowdSpinDivisor
+	// of the CPUs' time, less their OS waits' cost (spec/sleep.md, "Crowds").
+	crowdSpinDivisor = 2
+	// crowdPauseNs: in a crowd, the spin-slot holder pauses only within
+	// this much of its deadline and yields before it, like the sleepers
+	// without a slot: a pausing spinner holds a CPU that other sleepers'
+	// wake-ups need.
+	crowdPauseNs = 5_000
 )
 
 // splitsNs are the lengths of the short second OS wait that a two-wait plan
@@ -226,9 +236,17 @@ func ParseMode(s string) (Mode, error) {
 // time.Now's monotonic reading; a signal (EINTR) resumes the OS wait toward
 // the same absolute deadline; a deadline in the past or a non-positive
 // duration returns at once. At most max(1, runtime.NumCPU()-1) goroutines of
-// the process spin at once; a sleeper that finds every spin slot taken ends
-// with an OS wait straight to the deadline (late by the wake-up latency,
-// never early).
+// the process spin with the pause hint at once; a sleeper that finds every
+// spin slot taken follows instead: it spins with a yield on every iteration
+// (never an OS wait to the deadline, so never late by a wake-up).
+//
+// Crowds: when more goroutines are inside an Exact sleep than the process
+// has CPUs (min(runtime.NumCPU(), GOMAXPROCS)), each sleep of length D is
+// one OS wait, then a spin capped at cpus·D / (2·sleepers) less the learned
+// cost of an OS wait, so the crowd spins at most half the CPUs whatever the
+// learned margins say; the slot's spinner then pauses only in the last
+// 5 µs. A sleeper whose OS wait wakes later than its capped margin is late
+// (counted in Stats): in a crowd the cap overrides the tail target.
 //
 // Cost: one clock read (~28 ns) for a past deadline; otherwise one or two
 // OS waits plus a spin of the learned margin. Stats reports what this
@@ -369,34 +387,103 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 	s.stats.sleeps++
 	switch s.mode {
 	case Spin:
-		return s.spin(p, deadline, now, spinYieldAfterNs)
+		// The caller asked for a core: no spin slot, not in the crowd count.
+		return s.spin(p, deadline, now, spinYieldAfterNs, spinNearNs)
 	case Efficient:
 		if wait, ok := planEfficient(&s.est, deadline-now); ok {
 			now = s.osWait(p, now, wait)
 		}
 		return now
 	default: // Exact, and any out-of-range Mode value
-		budget := uint64(s.target.PPM())
-		step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
-		for {
-			plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
-			step.first, step.explore = false, false
-			if !ok {
-				return s.finish(p, deadline, now)
-			}
-			now = s.osWait(p, now, plan.waitNs)
-			if now >= deadline { // overslept: nothing left to do
-				if now > deadline {
-					s.stats.late++
-				}
-				return now
-			}
-			budget = plan.restBudgetPpm
-			if plan.split {
-				step.afterSplit = true
-			}
+		return s.exactSleep(p, deadline, now)
+	}
+}
+
+// exactSleep is an Exact sleep once the deadline is known to be ahead: the
+// sleeper enters the process-wide count of sleepers (leaving it on every way
+// out, a panic or runtime.Goexit included), and a crowd's sleep (more
+// sleepers than CPUs) is capped, any other planned.
+func (s *Sleeper) exactSleep(p platform, deadline, now uint64) uint64 {
+	n := p.enterSleep()
+	defer p.leaveSleep()
+	// cpus() >= 1: a sleeper alone is never a crowd, and the real
+	// platform's CPU count (GOMAXPROCS) is read only when others sleep too.
+	if n > 1 {
+		if c := p.cpus(); n > c {
+			return s.crowdSleep(p, deadline, now, n, c)
 		}
 	}
+	return s.plannedSleep(p, deadline, now)
+}
+
+// plannedSleep is the sleep of a sleeper with a CPU to itself: the cheapest
+// plan that meets the tail target (spec/sleep.md, "planned_sleep").
+func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) uint64 {
+	budget := uint64(s.target.PPM())
+	step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
+	for {
+		plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
+		step.first, step.explore = false, false
+		if !ok {
+			return s.finish(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs), spinNearNs)
+		}
+		now = s.osWait(p, now, plan.waitNs)
+		if now >= deadline { // overslept: nothing to do
+			if now > deadline {
+				s.stats.late++
+			}
+			return now
+		}
+		budget = plan.restBudgetPpm
+		if plan.split {
+			step.afterSplit = true
+		}
+	}
+}
+
+// crowdSleep is an Exact sleep in a crowd of n sleepers on cpus CPUs
+// (n > cpus): one OS wait ending
+// the learned margin before the deadline, the margin capped by crowdSpinCap
+// (kept at least minSpin), then a spin that pauses only in the last
+// crowdPauseNs (spec/sleep.md, "Crowds"). No two-wait plans, chunks or
+// exploration; the wake-ups are learned as always.
+func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) uint64 {
+	length := deadline - now
+	capNs := crowdSpinCap(uint64(cpus), uint64(n), length, s.est.cost(bucketOf(length)))
+	budget := uint64(s.target.PPM())
+	for {
+		rest := deadline - now
+		g := max(min(s.est.margin(bucketOf(rest), budget), capNs), s.minSpinNs)
+		if rest <= g || rest-g < minOsWaitNs {
+			return s.finish(p, deadline, now, s.minSpinNs, crowdPauseNs)
+		}
+		now = s.osWait(p, now, rest-g)
+		if now >= deadline {
+			if now > deadline {
+				s.stats.late++
+			}
+			return now
+		}
+	}
+}
+
+// crowdSpinCap is the longest spin a sleeper in a crowd of sleepers (more
+// than cpus) may plan for a sleep of lengthNs: its share of
+// 1/crowdSpinDivisor of the CPUs' time, cpus·lengthNs / (crowdSpinDivisor ·
+// sleepers), less waitCostNs (the learned cost of its OS wait). Exact
+// (128-bit), saturating at 0 and at 2⁶⁴ − 1; 0 sleepers count as 1.
+func crowdSpinCap(cpus, sleepers, lengthNs, waitCostNs uint64) uint64 {
+	hi, lo := bits.Mul64(cpus, lengthNs)
+	// x / (2n) == (x / 2) / n for whole numbers: halve the 128-bit product
+	// first, so the divisor fits in 64 bits whatever n is.
+	lo = lo>>1 | hi<<63
+	hi >>= 1
+	n := max(sleepers, 1)
+	share := uint64(math.MaxUint64)
+	if hi < n { // the quotient fits in 64 bits
+		share, _ = bits.Div64(hi, lo, n)
+	}
+	return satSub(share, waitCostNs)
 }
 
 // osWait is one planned OS wait of waitNs from now, resumed toward the same
@@ -445,44 +532,54 @@ func waitThroughSignals(p platform, target uint64) {
 	}
 }
 
-// finish is the last phase of an Exact sleep: spin if a spin slot is free,
-// else an OS wait straight to the deadline (late, never early).
-func (s *Sleeper) finish(p platform, deadline, now uint64) uint64 {
+// finish is the last phase of an Exact sleep, a spin: with a process-wide
+// spin slot it pauses (spin); without one it follows, a yield on every
+// iteration, never late by an OS wake-up and never holding a CPU that a
+// woken goroutine needs.
+func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) uint64 {
 	if p.tryBeginSpin() {
 		defer p.endSpin()
-		return s.spin(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs))
+		return s.spin(p, deadline, now, pauseFor, near)
 	}
-	for {
-		s.countWait(bucketOf(deadline - now))
-		waitThroughSignals(p, deadline)
+	return s.follow(p, deadline, now)
+}
+
+// follow is a spin without a spin slot: a yield (the one spin uses) on
+// every iteration until deadline. (As in spin, the spec's interrupt check
+// every 10 ms has nothing to check in Go.)
+func (s *Sleeper) follow(p platform, deadline, start uint64) uint64 {
+	now := start
+	for now < deadline {
+		p.yield()
 		now = p.now()
-		if now >= deadline {
-			if now > deadline {
-				s.stats.late++
-			}
-			return now
-		}
 	}
+	s.addSpin(now - start)
+	return now
 }
 
 // spin spins on the clock until deadline: the pause hint for pauseFor (the
-// planned length of the spin) and always within spinNearNs of the deadline,
-// a yield on each iteration in between. (The spec's interrupt check every
-// 10 ms of yielding has nothing to check in Go: there is no way to stop a
-// Sleep early.)
-func (s *Sleeper) spin(p platform, deadline, start, pauseFor uint64) uint64 {
+// planned length of the spin) and always within near of the deadline
+// (spinNearNs; crowdPauseNs in a crowd), a yield on each iteration in
+// between. (The spec's interrupt check every 10 ms of yielding has nothing
+// to check in Go: there is no way to stop a Sleep early.)
+func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) uint64 {
 	now := start
 	for now < deadline {
-		if now-start < pauseFor || deadline-now <= spinNearNs {
+		if now-start < pauseFor || deadline-now <= near {
 			p.relax()
 		} else {
 			p.yield()
 		}
 		now = p.now()
 	}
-	s.stats.spinNs = satAdd(s.stats.spinNs, now-start)
-	s.stats.cpuEstimateNs = satAdd(s.stats.cpuEstimateNs, now-start)
+	s.addSpin(now - start)
 	return now
+}
+
+// addSpin counts a spin of ns in the stats.
+func (s *Sleeper) addSpin(ns uint64) {
+	s.stats.spinNs = satAdd(s.stats.spinNs, ns)
+	s.stats.cpuEstimateNs = satAdd(s.stats.cpuEstimateNs, ns)
 }
 
 // planStep says where in a sleep planExact is asked.

@@ -68,18 +68,35 @@ func TestInterruptedWaitsResumeTowardTheSameTargetAndRecordNothing(t *testing.T)
 	}
 }
 
-func TestNoSpinSlotEndsWithAnOSWaitToTheDeadline(t *testing.T) {
+func TestWithoutASpinSlotTheSleepFollowsWithAYieldPerIteration(t *testing.T) {
 	sim := newSim(0)
 	sim.slotsFree = false
-	sim.defaultOvershoot = 4_000
+	sim.defaultOvershoot = 3_000
 	s := newSleeperOn(sim, Exact)
-	got := s.sleepUntilNs(100_000)
-	last := sim.waits[len(sim.waits)-1]
-	if last.target != 100_000 || got != last.woke || got < 100_000 || sim.relaxes != 0 || sim.spinning {
-		t.Fatalf("waits %v returned %d relaxes %d", sim.waits, got, sim.relaxes)
+	got := s.sleepUntilNs(500_000)
+	// Nothing learned yet: an OS wait ending defaultMarginNs early, woken
+	// 3 µs late; then one ending the learned margin (the upper edge of the
+	// 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
+	// 1 µs (the simulated yield step) and no pause. No wait to the deadline.
+	m := binHi(binOf(3_000))
+	if defaultMarginNs != 50_000 || m != 3_071 {
+		t.Fatalf("default margin %d, bin edge %d", defaultMarginNs, m)
 	}
-	if st := s.Stats(); st.Late != 1 || st.OSWaits != uint64(len(sim.waits)) {
-		t.Fatalf("stats %+v for waits %v", st, sim.waits)
+	var targets []uint64
+	for _, w := range sim.waits {
+		targets = append(targets, w.target)
+	}
+	if want := []uint64{450_000, 500_000 - m}; !reflect.DeepEqual(targets, want) {
+		t.Fatalf("OS wait targets %v, want %v", targets, want)
+	}
+	if want := 500_000 - m + 3_000 + 1_000; got != want {
+		t.Fatalf("returned %d, want %d", got, want)
+	}
+	if sim.relaxes != 0 || sim.yields != 1 || sim.spinning {
+		t.Fatalf("%d relaxes, %d yields, slot held %v", sim.relaxes, sim.yields, sim.spinning)
+	}
+	if st := s.Stats(); st.Late != 0 || st.Spin != time.Microsecond {
+		t.Fatalf("stats %+v", st)
 	}
 }
 
@@ -451,7 +468,8 @@ func TestParseMode(t *testing.T) {
 }
 
 // Exact and Spin never return early, whatever the OS does: random waits,
-// overshoots (including huge ones), signals and spin-slot availability.
+// overshoots (including huge ones), signals, spin-slot availability and
+// crowds.
 func TestNeverEarlyUnderRandomScripts(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	for _, mode := range []Mode{Exact, Spin} {
@@ -472,6 +490,11 @@ func TestNeverEarlyUnderRandomScripts(t *testing.T) {
 				sim.interrupts = []uint64{uint64(rng.Int63n(500_000))}
 			}
 			sim.slotsFree = rng.Intn(4) != 0
+			// Sometimes a crowd: up to 64 other sleepers on 1 to 4 CPUs.
+			sim.cpuCount, sim.otherSleepers = 1+rng.Intn(4), 0
+			if rng.Intn(2) == 0 {
+				sim.otherSleepers = rng.Intn(64)
+			}
 			sim.waits = nil
 			var d uint64
 			switch rng.Intn(3) {
@@ -490,8 +513,8 @@ func TestNeverEarlyUnderRandomScripts(t *testing.T) {
 			if got < deadline || got != sim.now() {
 				t.Fatalf("%v sleep %d: returned %d for deadline %d (clock %d)", mode, i, got, deadline, sim.now())
 			}
-			if sim.spinning {
-				t.Fatalf("%v sleep %d kept its spin slot", mode, i)
+			if sim.spinning || sim.sleepers != 0 {
+				t.Fatalf("%v sleep %d kept its spin slot (%v) or its place in the crowd count (%d)", mode, i, sim.spinning, sim.sleepers)
 			}
 			for _, w := range sim.waits {
 				if !w.interrupted && w.woke < w.target {

@@ -4,7 +4,9 @@ package keeptime
 
 import (
 	"runtime"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,20 +61,18 @@ func monotonicOffset(anchor time.Time) (uint64, bool) {
 // target (keeptime clock ns). It reports waitInterrupted when a signal
 // handler ran (EINTR; Go's own SIGURG preemption and SIGPROF can do that).
 //
-// The goroutine is locked to its OS thread for the call because timer slack
-// is a property of the thread, not of the goroutine: without the lock the Go
+// Timer slack is a property of the thread, not of the goroutine, so the
+// slack is checked and the wait made on one thread: without care the Go
 // scheduler may move the goroutine to another thread between setting the
 // slack and sleeping, and the sleep would pay that thread's 50 µs default.
-// The lock is held only here, not during the spin: a locked goroutine that
-// yields (runtime.Gosched) costs a thread hand-off of several µs.
+// A sleeper alone locks the goroutine to its thread for the call (the lock
+// is held only here, not during the spin: a locked goroutine that yields
+// costs a thread hand-off of several µs). While the Exact sleepers could
+// hold every P, clockNanosleepHandingOffP does all of it in one nosplit
+// function instead, which hands the P off for the wait and needs no lock.
 func osWaitUntil(target uint64, setSlack bool) osWake {
 	if !clk().absolute {
 		return relativeWaitUntil(target)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if setSlack {
-		ensureTimerSlack1ns()
 	}
 	// 2^31 - 1 s (68 years of uptime) fits every architecture's Timespec.Sec;
 	// a later target waits until then and the algorithm plans again.
@@ -82,11 +82,78 @@ func osWaitUntil(target uint64, setSlack bool) osWake {
 		sec, nsec = maxSec, 0
 	}
 	ts := unix.NsecToTimespec(int64(sec*1e9 + nsec))
-	if unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+	var interrupted bool
+	if sleepersMayHoldEveryP() {
+		interrupted = clockNanosleepHandingOffP(&ts, setSlack) == syscall.EINTR
+	} else {
+		interrupted = clockNanosleepLocked(&ts, setSlack) == unix.EINTR
+	}
+	if interrupted {
 		return waitInterrupted
 	}
 	return waitCompleted
 }
+
+// clockNanosleepLocked is clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ts)
+// through syscall.Syscall (the P stays attached to the sleeping thread
+// until sysmon retakes it), the goroutine locked to its thread.
+func clockNanosleepLocked(ts *unix.Timespec, setSlack bool) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if setSlack {
+		ensureTimerSlack1ns()
+	}
+	return unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, ts, nil)
+}
+
+// clockNanosleepHandingOffP is clock_nanosleep(CLOCK_MONOTONIC,
+// TIMER_ABSTIME, ts) entered the way the Go runtime enters a system call it
+// knows will block (entersyscallblock): the goroutine's P is handed to
+// another thread at once, not left attached to the sleeping thread until
+// sysmon retakes it. osWaitUntil uses it while the goroutines inside an
+// Exact sleep could hold every P (sleepersMayHoldEveryP).
+//
+// Why: syscall.Syscall (entersyscall) keeps the P attached for the whole
+// wait. With as many sleeping goroutines as Ps, every P can then be held by
+// a thread asleep in clock_nanosleep while woken goroutines wait in the run
+// queue, and sysmon retakes a P only after seeing the same system call at
+// two of its ticks, which back off to 10 ms: with OS waits of ~1 ms it never
+// does. On the 2-vCPU test VM a crowd of 16 goroutines × 1 ms then ran one
+// sleep per P per ms, every sleep ~7 ms late at ~3 % CPU (GODEBUG=schedtrace
+// showed 2 Ps busy, ~10 goroutines queued, 16 threads idle), in two runs of
+// six. A sleeper alone keeps syscall.Syscall: handing off costs its wake-up
+// a lock to take a P back (~0.25 µs more at p50 in a quick look).
+//
+// No runtime.LockOSThread: a woken goroutine locked to its thread can only
+// run on that thread, so with the Ps busy every wake-up would cost two
+// thread hand-offs. The function is nosplit, which the compiler never
+// preempts asynchronously and which has no other preemption point, so the
+// slack check (raw system calls) and the wait run on one thread. Nothing
+// may grow the stack between entersyscallblock and exitsyscall either, as in
+// syscall.Syscall, which this is with the blocking hint; the runtime keeps
+// both functions reachable for this use (go.dev/issue/67401).
+//
+//go:nosplit
+//go:norace
+func clockNanosleepHandingOffP(ts *unix.Timespec, setSlack bool) syscall.Errno {
+	if setSlack {
+		slack, _, e := syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0, 0, 0, 0)
+		if e != 0 || slack != 1 {
+			// Best effort, as in ensureTimerSlack1ns.
+			_, _, _ = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0, 0, 0, 0)
+		}
+	}
+	entersyscallblock()
+	_, _, errno := syscall.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+	exitsyscall()
+	return errno
+}
+
+//go:linkname entersyscallblock runtime.entersyscallblock
+func entersyscallblock()
+
+//go:linkname exitsyscall runtime.exitsyscall
+func exitsyscall()
 
 // ensureTimerSlack1ns sets the calling thread's timer slack to 1 ns unless it
 // already is; the caller holds runtime.LockOSThread.

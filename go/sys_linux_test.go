@@ -57,6 +57,37 @@ func TestOSWaitNeverWakesBeforeItsTarget(t *testing.T) {
 	}
 }
 
+// The same with the P handed off (as many sleepers as CPUs, and only then):
+// the contract holds, and a wait for a target long past returns no error.
+func TestOSWaitHandingOffItsPNeverWakesBeforeItsTarget(t *testing.T) {
+	if sleepersMayHoldEveryP() {
+		t.Fatalf("%d sleepers counted outside any sleep", sleepers.Load())
+	}
+	k := int64(availableCPUs())
+	sleepers.Add(k - 1)
+	if sleepersMayHoldEveryP() {
+		t.Fatalf("%d sleepers on %d CPUs may hold every P", k-1, k)
+	}
+	sleepers.Add(1)
+	defer sleepers.Add(-k)
+	if !sleepersMayHoldEveryP() {
+		t.Fatalf("%d sleepers on %d CPUs may not hold every P", k, k)
+	}
+	rng := rand.New(rand.NewSource(2))
+	c := clk()
+	for i := 0; i < 200; i++ {
+		target := c.nowNs() + uint64(5_000+rng.Int63n(195_000))
+		if osWaitUntil(target, true) == waitCompleted {
+			if now := c.nowNs(); now < target {
+				t.Fatalf("woke %d ns before the target", target-now)
+			}
+		}
+	}
+	if err := clockNanosleepHandingOffP(&unix.Timespec{}, true); err != 0 {
+		t.Fatalf("a wait until CLOCK_MONOTONIC 0: %v", err)
+	}
+}
+
 func TestTimerSlackIsSetOnTheWaitingThread(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

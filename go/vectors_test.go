@@ -2,6 +2,7 @@ package keeptime
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,7 +208,12 @@ func TestSleepVectors(t *testing.T) {
 			MinSpinNs        uint64 `json:"min_spin_ns"`
 			WaitCostNs       uint64 `json:"wait_cost_ns"`
 			TailTargetPpm    uint64 `json:"tail_target_ppm"`
-			Sleeps           []struct {
+			// CPUs (default 1) and OtherSleepers (default 0): the
+			// simulated platform's cpus() and the sleepers of other
+			// threads its enterSleep() counts.
+			CPUs          *uint64 `json:"cpus"`
+			OtherSleepers *uint64 `json:"other_sleepers"`
+			Sleeps        []struct {
 				AtNs          uint64   `json:"at_ns"`
 				DeadlineNs    uint64   `json:"deadline_ns"`
 				Overshoots    []uint64 `json:"overshoots_ns"`
@@ -240,6 +246,19 @@ func TestSleepVectors(t *testing.T) {
 			sim := newSim(c.StartNs)
 			sim.spinStep, sim.yieldStep, sim.defaultOvershoot = c.SpinStepNs, c.YieldStepNs, c.DefaultOvershoot
 			sim.waitCost = c.WaitCostNs
+			sim.cpuCount, sim.otherSleepers = 1, 0
+			if c.CPUs != nil {
+				if *c.CPUs < 1 || *c.CPUs > math.MaxInt32 {
+					t.Fatalf("cpus %d out of range", *c.CPUs)
+				}
+				sim.cpuCount = int(*c.CPUs)
+			}
+			if c.OtherSleepers != nil {
+				if *c.OtherSleepers > math.MaxInt32 {
+					t.Fatalf("other_sleepers %d out of range", *c.OtherSleepers)
+				}
+				sim.otherSleepers = int(*c.OtherSleepers)
+			}
 			s := newSleeperOn(sim, mode)
 			s.minSpinNs = c.MinSpinNs
 			if c.TailTargetPpm < 1 || c.TailTargetPpm > 999_999 {
@@ -275,6 +294,9 @@ func TestSleepVectors(t *testing.T) {
 				}
 				if sim.spinning {
 					t.Errorf("sleep %d kept its spin slot", i)
+				}
+				if sim.sleepers != 0 {
+					t.Errorf("sleep %d left %d sleepers in the crowd count", i, sim.sleepers)
 				}
 			}
 		})

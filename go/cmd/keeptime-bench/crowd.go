@@ -16,13 +16,14 @@ import (
 // once, with keeptime and with time.Sleep as the baseline, in the same run.
 //
 // Goroutines are not OS threads: Go runs them on GOMAXPROCS Ps. A keeptime
-// OS wait blocks its goroutine's thread in clock_nanosleep (the runtime
-// hands the P to another thread meanwhile), so the keeptime crowd runs on
-// up to N threads; time.Sleep parks the goroutine on the runtime's timer
-// heap and needs no thread while it waits. A woken sleeper of either kind
-// then waits for a free P. The crowd goroutines are not locked to their
-// threads: keeptime locks a goroutine to its thread only for the OS wait
-// itself, which is all it needs.
+// OS wait blocks its goroutine's thread in clock_nanosleep (while the
+// sleepers are at least as many as the CPUs, keeptime hands the P to
+// another thread at once; otherwise the runtime's sysmon retakes it), so
+// the keeptime crowd runs on up to N threads; time.Sleep parks the
+// goroutine on the runtime's timer heap and needs no thread while it
+// waits. A woken sleeper of either kind then waits for a free P. The crowd
+// goroutines are not locked to their threads: keeptime keeps a goroutine on
+// its thread only for the OS wait itself, which is all it needs.
 
 // lateThresholdNs is what the crowd rows count as late: more than 2 µs.
 const lateThresholdNs = 2_000
