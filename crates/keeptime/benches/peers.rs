@@ -253,6 +253,13 @@ fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
         .map(|_| {
             let start = std::sync::Arc::clone(&start);
             thread::spawn(move || {
+                // A user's thread starts with the process's default timer
+                // slack, not whatever the bench's main thread set since
+                // (recording the oracle's trace sets 1 ns): keeptime sets
+                // its own, std::thread::sleep and spin_sleep live with it.
+                if let Some(&slack) = DEFAULT_SLACK.get() {
+                    let _ = os::set_timer_slack_ns(slack);
+                }
                 let mut w = Waiters::new(method);
                 start.wait();
                 run(method, &mut w, d, n).errors
@@ -275,7 +282,13 @@ fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
     }
 }
 
+/// The main thread's timer slack when the bench started (the process default).
+static DEFAULT_SLACK: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
 fn main() {
+    if let Ok(slack) = os::timer_slack_ns() {
+        let _ = DEFAULT_SLACK.set(slack);
+    }
     // `cargo bench` passes --bench; nothing else to parse.
     let scale: f64 = std::env::var("KEEPTIME_BENCH_SCALE")
         .ok()
