@@ -21,8 +21,10 @@
 //! three steps: the core's wait until `deadline − lead`; one call of a tiny
 //! Python function with the GIL held (`keeptime._warm_up`, set at import),
 //! which pulls the interpreter's hot path back into the caches; then a
-//! detached finish: the core's last phase, a spin under a spin slot (else an
-//! OS wait to the deadline). `lead` follows the observed cost of that
+//! detached finish: the core's last phase, a spin under a spin slot (else a
+//! spin that yields on every iteration). In a crowd (more sleepers inside a
+//! sleep than CPUs, `System::crowded`) there is no warm return: one core
+//! call, one GIL hand-over per sleep. `lead` follows the observed cost of that
 //! step per thread (a decaying maximum, 2–100 µs). The GIL is held only for
 //! the warm-up call itself (about 0.1 µs warm; measured up to ~50 µs after a
 //! 10 ms idle on the project VM, where a cold interpreter otherwise made
@@ -164,6 +166,10 @@ fn sleep_until_late(
     let warm_up = match (sleeper.mode(), WARM_UP.get(py)) {
         (Mode::Efficient, _) | (_, None) => None,
         _ if !WARM_UP_ON.load(Ordering::Relaxed) => None,
+        // In a crowd (more sleepers than CPUs) the warm return's second core
+        // call costs a second GIL hand-over per sleep, and the GIL is what
+        // the crowd queues for: one core call, as the crowd rule plans it.
+        (Mode::Exact, _) if keeptime::System::crowded() => None,
         (_, Some(f)) => Some(f),
     };
     let late_before = sleeper.stats().late;
@@ -191,8 +197,8 @@ fn sleep_until_late(
         return Ok(warmed);
     }
     // At most MAX_LEAD_NS to go: the core's last phase (a spin under a
-    // process-wide spin slot, else an OS wait to the deadline), so the warm
-    // return keeps the guarantee that spinners never outnumber the CPUs.
+    // process-wide spin slot, else a spin yielding per iteration), so the warm
+    // return keeps the spin-slot rule (pausing spinners stay below the CPUs).
     let late_before = sleeper.stats().late;
     let woke = detached(py, |keep_going| {
         sleeper.finish_until_ns_interruptible(deadline_ns, keep_going)

@@ -82,6 +82,15 @@ impl System {
     pub const fn new(timer_slack: bool) -> Self {
         System { timer_slack }
     }
+
+    /// Whether the process's sleepers are a crowd right now: more of them
+    /// inside an exact sleep than the process has CPUs, counting one more
+    /// for a caller about to sleep (`spec/sleep.md`, *Crowds*). For runtimes
+    /// that add steps of their own around a sleep (Python's warm return) and
+    /// should not add them to a crowd.
+    pub fn crowded() -> bool {
+        SLEEPERS.load(Ordering::Relaxed) + 1 > available_cpus()
+    }
 }
 
 /// A matching (Instant, monotonic ns) pair read once per process, the
