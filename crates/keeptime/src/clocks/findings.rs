@@ -293,7 +293,8 @@ pub(crate) fn findings(clocks: &[ClockInfo], machine: &MachineInfo) -> Vec<Findi
             "few_cpus",
             format!(
                 "Only {n} CPU{} online: a spinning wait occupies {share}; keeptime lets at most \
-                 one thread per CPU spin.",
+                 one thread per CPU but one spin with the pause hint (the others yield as they \
+                 spin), and with more sleepers than CPUs caps their spins at half the machine.",
                 if n == 1 { "" } else { "s" }
             ),
         );
@@ -501,7 +502,8 @@ mod tests {
         assert_eq!(
             message("few_cpus"),
             "Only 2 CPUs online: a spinning wait occupies half the machine; keeptime lets at most \
-             one thread per CPU spin."
+             one thread per CPU but one spin with the pause hint (the others yield as they spin), \
+             and with more sleepers than CPUs caps their spins at half the machine."
         );
         assert!(found[..6].iter().all(|f| f.severity == Severity::Warning));
         assert!(found[6..].iter().all(|f| f.severity == Severity::Info));
