@@ -548,13 +548,7 @@ func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) uint6
 // every iteration until deadline. (As in spin, the spec's interrupt check
 // every 10 ms has nothing to check in Go.)
 func (s *Sleeper) follow(p platform, deadline, start uint64) uint64 {
-	now := start
-	for now < deadline {
-		p.yield()
-		now = p.now()
-	}
-	s.addSpin(now - start)
-	return now
+	return s.spin(p, deadline, start, 0, 0) // no pause at all: a yield per iteration
 }
 
 // spin spins on the clock until deadline: the pause hint for pauseFor (the

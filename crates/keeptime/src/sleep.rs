@@ -815,21 +815,8 @@ impl<P: Platform> Sleeper<P> {
         start: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
-        let mut now = start;
-        let mut next_poll = start.saturating_add(INTERRUPT_POLL_NS);
-        while now < deadline {
-            self.platform.yield_now();
-            if now >= next_poll {
-                if !keep_going() {
-                    self.add_spin(now - start);
-                    return Err(Interrupted { at_ns: now });
-                }
-                next_poll = now.saturating_add(INTERRUPT_POLL_NS);
-            }
-            now = self.platform.now_ns();
-        }
-        self.add_spin(now - start);
-        Ok(now)
+        // No pause at all (`pause_for` and `near` 0): a yield per iteration.
+        self.spin(deadline, start, 0, 0, keep_going)
     }
 
     /// Spins until `deadline`: the pause hint for `pause_for` (the planned

@@ -706,21 +706,7 @@ public final class Sleeper implements AutoCloseable {
      * {@link #INTERRUPT_POLL_NS}.
      */
     private long follow(long deadline, long start) throws InterruptedException {
-        long now = start;
-        long nextPoll = U64.add(start, INTERRUPT_POLL_NS);
-        while (U64.lt(now, deadline)) {
-            platform.yieldNow();
-            if (U64.ge(now, nextPoll)) {
-                if (Thread.interrupted()) {
-                    addSpin(now - start);
-                    throw new InterruptedException("sleep interrupted");
-                }
-                nextPoll = U64.add(now, INTERRUPT_POLL_NS);
-            }
-            now = platform.nowNs();
-        }
-        addSpin(now - start);
-        return now;
+        return spin(deadline, start, 0, 0); // no pause at all: a yield per iteration
     }
 
     /**
