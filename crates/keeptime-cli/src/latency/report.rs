@@ -31,27 +31,14 @@ pub struct LatencyReport {
     pub results: Vec<Cell>,
 }
 
-/// `parameters` of a periodic run.
+/// `parameters` of a periodic run: the fields every bench result has
+/// (`"schedule": "periodic"`, one duration: the interval), then the periodic
+/// schedule's own (spec/bench-result.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct Parameters {
-    /// `"periodic"`.
-    pub schedule: &'static str,
-    /// `"thread"`.
-    pub cpu_clock: &'static str,
-    /// `[interval_ns]`.
-    pub durations_ns: Vec<u64>,
-    /// Method names in run order.
-    pub methods: Vec<String>,
-    /// Not fixed by the user: `null`.
-    pub samples: Option<u64>,
-    /// No warm-up: `null`.
-    pub warmup: Option<u64>,
-    /// No budget: `null`.
-    pub budget_ns: Option<u64>,
-    /// Threads are pinned per thread (`affinity`): `null`.
-    pub pin_cpu: Option<u32>,
-    /// SCHED_FIFO priority in force.
-    pub priority: Option<u32>,
+    /// The fields of every bench result.
+    #[serde(flatten)]
+    pub common: crate::bench::report::Parameters,
     /// The period.
     pub interval_ns: u64,
     /// Run length asked for, per method.
@@ -134,15 +121,18 @@ pub fn document(
         runtime: Runtime::this(),
         machine,
         parameters: Parameters {
-            schedule: "periodic",
-            cpu_clock: "thread",
-            durations_ns: vec![cfg.interval_ns],
-            methods: cfg.methods.iter().map(|m| m.name().to_owned()).collect(),
-            samples: None,
-            warmup: None,
-            budget_ns: None,
-            pin_cpu: None,
-            priority: in_force.priority,
+            common: crate::bench::report::Parameters {
+                schedule: "periodic",
+                cpu_clock: "thread",
+                durations_ns: vec![cfg.interval_ns],
+                methods: cfg.methods.iter().map(|m| m.name().to_owned()).collect(),
+                samples: None,
+                warmup: None,
+                budget_ns: None,
+                pin_cpu: None,
+                priority: in_force.priority,
+                idle_hint_us: None,
+            },
             interval_ns: cfg.interval_ns,
             run_ns: cfg.run_ns,
             threads: cfg.threads,
