@@ -342,20 +342,9 @@ pub struct Keeptime(pub Sleeper);
 
 impl Keeptime {
     /// A new sleeper in `mode` with keeptime's own 1 ns timer slack and the
-    /// default tail target.
+    /// default knobs (tail target 1 %, no idle hint).
     pub fn new(mode: Mode) -> Self {
-        Self::with_target(mode, TailTarget::default())
-    }
-
-    /// A new sleeper in `mode` with `target` as its tail target.
-    pub fn with_target(mode: Mode, target: TailTarget) -> Self {
-        Self::with_knobs(
-            mode,
-            KeeptimeKnobs {
-                target,
-                idle_hint: None,
-            },
-        )
+        Self::with_knobs(mode, KeeptimeKnobs::default())
     }
 
     /// A new sleeper in `mode` with the bench's keeptime knobs; it holds the
