@@ -476,15 +476,10 @@ fn crowds(scale: f64) {
             .collect();
         for (m, s) in methods.iter().zip(&sums) {
             println!(
-                "| {threads} × {} | {} | {} | {} | {} | {} | {:.1} % | {:.1} % |",
+                "| {threads} × {} | {} | {} |",
                 fmt_d(d),
                 m.name(),
-                fmt_ns(s.p50),
-                fmt_ns(s.p99),
-                fmt_ns(s.max),
-                s.early,
-                s.late * 100.0,
-                s.cpu
+                summary_cells(s, 1)
             );
         }
         let (std_s, peer, kt) = (&sums[0], &sums[1], &sums[2]);
@@ -528,17 +523,21 @@ fn print_row(m: Method, s: &Summary, st: Option<&SleeperStats>, d: Duration) {
             100.0 * st.cpu_estimate_ns as f64 / n / d.as_nanos() as f64
         )
     });
-    println!(
-        "| {} | {} | {} | {} | {} | {:.2} % | {:.2} % | {} |",
-        m.name(),
+    println!("| {} | {} | {own} |", m.name(), summary_cells(s, 2));
+}
+
+/// A summary's table cells: p50, p99, max, early, late share and CPU, the
+/// shares with `decimals` digits.
+fn summary_cells(s: &Summary, decimals: usize) -> String {
+    format!(
+        "{} | {} | {} | {} | {:.decimals$} % | {:.decimals$} %",
         fmt_ns(s.p50),
         fmt_ns(s.p99),
         fmt_ns(s.max),
         s.early,
         s.late * 100.0,
-        s.cpu,
-        own
-    );
+        s.cpu
+    )
 }
 
 mod oracle {
