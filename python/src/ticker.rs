@@ -425,6 +425,13 @@ impl PyTicker {
         (schedule.next_deadline_ns() == deadline_ns).then(|| schedule.woke(woke_ns).into())
     }
 
+    /// Whether a thread is inside ``tick()`` right now (for tests that must
+    /// know another thread is waiting, without guessing how long it takes).
+    #[getter]
+    fn _ticking(&self) -> bool {
+        matches!(self.sleeper.try_lock(), Err(TryLockError::WouldBlock))
+    }
+
     /// Restart the schedule from now: the next slot is due one period from
     /// now; slot numbers continue.
     fn reset(&self) {

@@ -66,21 +66,33 @@ def test_gil_is_released_while_sleeping():
         t.join()
 
 
+def _until_busy(probe, thread):
+    """Call ``probe()`` until it raises RuntimeError (the other thread is inside its wait).
+
+    Synchronises on what the object says, not on a guess of how long a thread takes to start."""
+    while thread.is_alive():
+        try:
+            probe()
+        except RuntimeError as e:
+            return e
+    pytest.fail("the other thread ended its wait before it was ever seen inside it")
+
+
 def test_a_sleeper_sleeps_for_one_thread_at_a_time():
     s = keeptime.Sleeper()
-    started = threading.Event()
 
     def long_sleep():
-        started.set()
-        s.sleep(0.5)
+        while True:  # the probe below may hold the sleeper for a µs as this thread starts
+            try:
+                return s.sleep(1)
+            except RuntimeError:
+                continue
 
     t = threading.Thread(target=long_sleep)
     t.start()
-    started.wait()
-    time.sleep(0.05)
     try:
-        with pytest.raises(RuntimeError, match="already sleeping in another thread"):
-            s.sleep(0.001)
+        busy = _until_busy(lambda: s.sleep(1e-6), t)
+        assert "already sleeping in another thread" in str(busy)
         s.mode = "spin"  # the mode can change any time; it applies from the next sleep
         assert s.mode == "spin"
     finally:
@@ -93,7 +105,8 @@ def test_ticker_can_be_inspected_and_changed_while_another_thread_ticks():
     result = []
     t = threading.Thread(target=lambda: result.append(ticker.tick()))
     t.start()
-    time.sleep(0.05)
+    while not ticker._ticking:  # the other thread holds the ticker's wait
+        assert t.is_alive(), "the ticking thread ended before it was seen waiting"
     assert ticker.stats.ticks == 0  # readable during the wait
     with pytest.raises(RuntimeError, match="already ticking"):
         ticker.tick()
@@ -118,5 +131,7 @@ def test_sleeper_and_ticker_can_move_between_threads():
         t = threading.Thread(target=use)
         t.start()
         t.join()
-    assert [t.index for t in ticks][0] >= 1
+    indices = [t.index for t in ticks]
+    assert indices[0] >= 1 and indices == sorted(set(indices))  # one schedule, slots in order
     assert ticker.stats.ticks == 3
+    assert ticker.stats.skipped == indices[-1] - 3
