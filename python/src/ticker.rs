@@ -253,13 +253,8 @@ impl PySchedule {
 /// :class:`Tick`. ``period`` is in seconds (:meth:`from_ns` takes ns); zero
 /// or negative is a ``ValueError``.
 ///
-/// When the body overran a deadline, ``missed`` decides (10 ms period, the
-/// body after tick 2 overran from 20 to 47 ms; ``#k@t``: slot k at t ms)::
-///
-///     deadlines  10   20   30   40   50   60   70
-///     skip       #1@10 #2@20  #4@47 (skipped 1)  #5@50  #6@60   phase kept
-///     burst      #1@10 #2@20  #3@47 #4@47        #5@50  #6@60   every slot served
-///     delay      #1@10 #2@20  #3@47  #4@57  #5@67               rate kept, phase shifted
+/// When the body overran a deadline, ``missed`` decides (the timeline of
+/// each policy on one overrun is drawn in the ticker spec, ``spec/ticker.md``):
 ///
 /// * ``"skip"`` (default): deliver the latest passed slot at once, drop the
 ///   ones before it (``tick.skipped``); for control, audio and game loops.

@@ -172,15 +172,8 @@ typedef enum kt_mode {
  * already passed (the loop body overran). Passed as an `int`; other values
  * are `KT_EINVAL`.
  *
- * Timelines for a 10 ms period where the loop body after tick #2 ran from
- * 20 ms to 47 ms; `#k@t` means slot k was delivered at t ms:
- *
- * ```text
- * deadlines  10    20     30    40    50     60     70
- * SKIP       #1@10 #2@20  #4@47 (skipped 1)  #5@50  #6@60    phase kept
- * BURST      #1@10 #2@20  #3@47 #4@47        #5@50  #6@60    every slot served
- * DELAY      #1@10 #2@20  #3@47 #4@57 #5@67  #6@77           rate kept, phase shifted
- * ```
+ * The timeline of each policy on one overrun is drawn in the ticker spec
+ * (`spec/ticker.md`, *Missed ticks at a glance*).
  */
 typedef enum kt_missed {
   /**

@@ -12,17 +12,8 @@ use std::time::{Duration, Instant};
 /// What a [`Ticker`] does when `tick()` is called after the next deadline
 /// already passed (the loop body overran).
 ///
-/// Timelines for a 10 ms period (deadlines at 10, 20, 30, … ms) where the
-/// loop body after tick #2 overran from 20 ms to 47 ms; `#k@t` means tick()
-/// returned slot `k` at `t` ms:
-///
-/// ```text
-/// deadlines  10   20   30   40   50   60   70
-///                 |--- body overruns ---|47
-/// Skip       #1@10 #2@20  #4@47 (skipped 1, lateness 7)  #5@50  #6@60   phase kept
-/// Burst      #1@10 #2@20  #3@47 #4@47 (lateness 17, 7)   #5@50  #6@60   every slot served
-/// Delay      #1@10 #2@20  #3@47 (lateness 17)  #4@57  #5@67  #6@77      rate kept, phase shifted
-/// ```
+/// The timeline of each policy on one overrun is drawn in the ticker spec
+/// (`spec/ticker.md`, *Missed ticks at a glance*).
 ///
 /// Precisely, with tick `k` due at `d_k` and `tick()` called at `now > d_k`:
 /// * **Skip** delivers at once the latest slot `j` with `d_j <= now`, reports

@@ -7,17 +7,8 @@ import java.util.Objects;
  * What a {@link Ticker} does when {@link Ticker#await()} is called after the
  * next deadline already passed (the loop body overran).
  *
- * <p>Timelines for a 10 ms period (deadlines at 10, 20, 30, … ms) where the
- * loop body after tick #2 overran from 20 ms to 47 ms; {@code #k@t} means
- * {@code await()} returned slot {@code k} at {@code t} ms:
- *
- * <pre>
- * deadlines  10   20   30   40   50   60   70
- *                 |--- body overruns ---|47
- * SKIP       #1@10 #2@20  #4@47 (skipped 1, lateness 7)  #5@50  #6@60   phase kept
- * BURST      #1@10 #2@20  #3@47 #4@47 (lateness 17, 7)   #5@50  #6@60   every slot served
- * DELAY      #1@10 #2@20  #3@47 (lateness 17)  #4@57  #5@67  #6@77      rate kept, phase shifted
- * </pre>
+ * <p>The timeline of each policy on one overrun is drawn in the ticker spec
+ * ({@code spec/ticker.md}, "Missed ticks at a glance").
  *
  * <p>Precisely, with slot {@code k} due at {@code d_k} and {@code await()}
  * called at {@code now > d_k}: see each constant. A call at exactly
