@@ -194,6 +194,10 @@ func (t *Ticker) SetMode(m Mode) { t.sleeper.SetMode(m) }
 // woke the goroutine after the deadline (see Sleeper.SetTailTarget).
 func (t *Ticker) SetTailTarget(target TailTarget) { t.sleeper.SetTailTarget(target) }
 
+// SetMinSpin sets the shortest spin that finishes each of the ticker's
+// waits (see Sleeper.SetMinSpin; a negative d counts as 0).
+func (t *Ticker) SetMinSpin(d time.Duration) { t.sleeper.SetMinSpin(d) }
+
 // SleeperStats returns the stats of the ticker's sleeper: its waits, late
 // waits, OS waits, spin time and CPU estimate (see Sleeper.Stats).
 func (t *Ticker) SleeperStats() SleeperStats { return t.sleeper.Stats() }

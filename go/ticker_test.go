@@ -99,6 +99,14 @@ func TestTickerOnSimulatedTime(t *testing.T) {
 	if tk.sleeper.TailTarget() != TailStrict {
 		t.Fatal("SetTailTarget did not reach the sleeper")
 	}
+	tk.SetMinSpin(30 * time.Microsecond)
+	if tk.sleeper.MinSpin() != 30*time.Microsecond {
+		t.Fatal("SetMinSpin did not reach the sleeper")
+	}
+	tk.SetMinSpin(-time.Second)
+	if tk.sleeper.MinSpin() != 0 {
+		t.Fatalf("a negative min spin is 0 as for a Sleeper, got %v", tk.sleeper.MinSpin())
+	}
 }
 
 func TestTickerDelayAndBurstOnSimulatedTime(t *testing.T) {

@@ -227,6 +227,8 @@ class Ticker:
         *,
         mode: _Mode = "exact",
         timer_slack: bool = True,
+        min_spin: Optional[_Seconds] = None,
+        tail_target: Optional[_TailTarget] = None,
         idle_hint_us: Optional[int] = None,
     ) -> Self: ...
     @staticmethod
@@ -236,6 +238,8 @@ class Ticker:
         *,
         mode: _Mode = "exact",
         timer_slack: bool = True,
+        min_spin: Optional[_Seconds] = None,
+        tail_target: Optional[_TailTarget] = None,
         idle_hint_us: Optional[int] = None,
     ) -> Ticker:
         """A ticker whose period is given in nanoseconds."""
@@ -250,6 +254,12 @@ class Ticker:
     def _woke(self, deadline_ns: int, woke_ns: int) -> Optional[Tick]: ...
     @property
     def _ticking(self) -> bool: ...
+    @property
+    def min_spin_ns(self) -> int:
+        """The shortest spin that finishes each wait, ns."""
+    @property
+    def tail_target(self) -> float:
+        """The share of waits allowed to end late, e.g. 0.01."""
     def reset(self) -> None:
         """Restart the schedule from now: the next slot is due one period from now."""
     @property

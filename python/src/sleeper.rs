@@ -171,6 +171,46 @@ fn mode_from_code(code: u8) -> Mode {
     }
 }
 
+/// A sleeper's settings as Python passes them (``mode``, ``timer_slack``,
+/// ``min_spin`` in seconds, ``tail_target``): one parser for `Sleeper` and
+/// `Ticker`, so both take the same knobs with the same errors.
+pub(crate) struct SleeperSettings {
+    pub mode: Mode,
+    pub timer_slack: bool,
+    pub min_spin_ns: u64,
+    pub target: TailTarget,
+}
+
+impl SleeperSettings {
+    pub fn parse(
+        mode: &str,
+        timer_slack: bool,
+        min_spin: Option<&Bound<'_, PyAny>>,
+        tail_target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        Ok(SleeperSettings {
+            mode: mode_arg(mode)?,
+            timer_slack,
+            min_spin_ns: match min_spin {
+                Some(seconds) => seconds_to_ns(seconds, Length::MinSpin)?,
+                None => 0,
+            },
+            target: match tail_target {
+                Some(target) => tail_target_arg(target)?,
+                None => TailTarget::default(),
+            },
+        })
+    }
+
+    pub fn builder(&self) -> keeptime::SleeperBuilder {
+        keeptime::Sleeper::builder()
+            .mode(self.mode)
+            .timer_slack(self.timer_slack)
+            .min_spin(std::time::Duration::from_nanos(self.min_spin_ns))
+            .tail_target(self.target)
+    }
+}
+
 impl PySleeper {
     fn sleep_until(&self, py: Python<'_>, deadline_ns: u64) -> PyResult<u64> {
         let now = keeptime::os::monotonic_ns();
@@ -219,28 +259,15 @@ impl PySleeper {
         tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mode = mode_arg(mode)?;
-        let min_spin_ns = match min_spin {
-            Some(seconds) => seconds_to_ns(seconds, Length::MinSpin)?,
-            None => 0,
-        };
-        let target = match tail_target {
-            Some(target) => tail_target_arg(target)?,
-            None => TailTarget::default(),
-        };
+        let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
         let hint = idle_hint_arg(idle_hint_us)?;
-        let sleeper = keeptime::Sleeper::builder()
-            .mode(mode)
-            .timer_slack(timer_slack)
-            .min_spin(std::time::Duration::from_nanos(min_spin_ns))
-            .tail_target(target)
-            .build();
+        let sleeper = settings.builder().build();
         Ok(PySleeper {
             inner: Mutex::new(sleeper),
-            mode: AtomicU8::new(mode_code(mode)),
+            mode: AtomicU8::new(mode_code(settings.mode)),
             timer_slack,
-            min_spin_ns,
-            tail_ppm: AtomicU32::new(target.ppm()),
+            min_spin_ns: settings.min_spin_ns,
+            tail_ppm: AtomicU32::new(settings.target.ppm()),
             stats: Mutex::new(SleeperStats::default()),
             // Checked above, requested last: a bad argument requests nothing.
             idle_hint: HintSlot::request(py, hint)?,

@@ -1,7 +1,8 @@
 //! `keeptime.Ticker`, `keeptime.Schedule`, `keeptime.Tick`, `keeptime.TickerStats`.
 
-use crate::convert::{missed_arg, mode_arg, ns_arg, seconds_to_ns, Length};
+use crate::convert::{missed_arg, ns_arg, seconds_to_ns, Length};
 use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
+use crate::sleeper::SleeperSettings;
 use crate::wait;
 use keeptime::{MissedTicks, Schedule, Step, TickNs, TickerStats};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -248,8 +249,9 @@ impl PySchedule {
 /// loop does not drift however long its body takes.
 ///
 /// Iterating (``for tick in ticker``, endless) or calling :meth:`tick` waits
-/// precisely until the next slot with the ticker's own sleeper (``mode`` and
-/// ``timer_slack`` as for :class:`Sleeper`), GIL released, and returns a
+/// precisely until the next slot with the ticker's own sleeper (``mode``,
+/// ``timer_slack``, ``min_spin`` and ``tail_target`` as for :class:`Sleeper`,
+/// with the same errors), GIL released, and returns a
 /// :class:`Tick`. ``period`` is in seconds (:meth:`from_ns` takes ns); zero
 /// or negative is a ``ValueError``.
 ///
@@ -286,6 +288,10 @@ impl PySchedule {
 pub struct PyTicker {
     schedule: Mutex<Schedule>,
     sleeper: Mutex<keeptime::Sleeper>,
+    /// The sleeper's `min_spin` and `tail_target`, fixed at construction
+    /// (readable while another thread waits in `tick()`).
+    min_spin_ns: u64,
+    tail_target: keeptime::TailTarget,
     /// The idle-latency request (`idle_hint_us`), held while this object lives.
     idle_hint: HintSlot,
 }
@@ -326,24 +332,21 @@ impl PyTicker {
 #[pymethods]
 impl PyTicker {
     #[new]
-    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true, idle_hint_us = None))]
+    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         period: &Bound<'_, PyAny>,
         missed: &str,
         mode: &str,
         timer_slack: bool,
+        min_spin: Option<&Bound<'_, PyAny>>,
+        tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = seconds_to_ns(period, Length::Period)?;
-        Self::build(
-            py,
-            period_ns,
-            missed_arg(missed)?,
-            mode,
-            timer_slack,
-            idle_hint_us,
-        )
+        let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
+        Self::build(py, period_ns, missed_arg(missed)?, settings, idle_hint_us)
     }
 
     /// A ticker whose period is ``period_ns`` nanoseconds (an int); otherwise
@@ -352,24 +355,21 @@ impl PyTicker {
     /// >>> keeptime.Ticker.from_ns(250_000).period
     /// 0.00025
     #[staticmethod]
-    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true, idle_hint_us = None))]
+    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
+    #[allow(clippy::too_many_arguments)]
     fn from_ns(
         py: Python<'_>,
         period_ns: &Bound<'_, PyAny>,
         missed: &str,
         mode: &str,
         timer_slack: bool,
+        min_spin: Option<&Bound<'_, PyAny>>,
+        tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = ns_arg(period_ns, Length::Period)?;
-        Self::build(
-            py,
-            period_ns,
-            missed_arg(missed)?,
-            mode,
-            timer_slack,
-            idle_hint_us,
-        )
+        let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
+        Self::build(py, period_ns, missed_arg(missed)?, settings, idle_hint_us)
     }
 
     /// Wait for the next slot (or return at once if its deadline passed, as
@@ -418,6 +418,18 @@ impl PyTicker {
     fn _woke(&self, deadline_ns: u64, woke_ns: u64) -> Option<PyTick> {
         let mut schedule = self.schedule();
         (schedule.next_deadline_ns() == deadline_ns).then(|| schedule.woke(woke_ns).into())
+    }
+
+    /// The shortest spin that finishes each wait, ns (``min_spin``).
+    #[getter]
+    fn min_spin_ns(&self) -> u64 {
+        self.min_spin_ns
+    }
+
+    /// The share of waits allowed to end late (``tail_target``), e.g. 0.01.
+    #[getter]
+    fn tail_target(&self) -> f64 {
+        self.tail_target.share()
     }
 
     /// Whether a thread is inside ``tick()`` right now (for tests that must
@@ -519,14 +531,11 @@ impl PyTicker {
         py: Python<'_>,
         period_ns: u64,
         missed: MissedTicks,
-        mode: &str,
-        timer_slack: bool,
+        settings: SleeperSettings,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let sleeper = keeptime::Sleeper::builder()
-            .mode(mode_arg(mode)?)
-            .timer_slack(timer_slack)
-            .build();
+        let sleeper = settings.builder().build();
+        let (min_spin_ns, tail_target) = (settings.min_spin_ns, settings.target);
         let hint = idle_hint_arg(idle_hint_us)?;
         // Requested before the schedule starts (the request may open a device).
         let idle_hint = HintSlot::request(py, hint)?;
@@ -535,6 +544,8 @@ impl PyTicker {
         Ok(PyTicker {
             schedule: Mutex::new(schedule),
             sleeper: Mutex::new(sleeper),
+            min_spin_ns,
+            tail_target,
             idle_hint,
         })
     }

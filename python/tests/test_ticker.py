@@ -130,3 +130,32 @@ def test_schedule_is_the_pure_state_machine():
     s.reset(2_000)
     assert s.next_deadline_ns == 2_100 and s.next_index == 5
     assert "next_index=5" in repr(s)
+
+
+def test_a_ticker_takes_a_sleepers_settings():
+    ticker = keeptime.Ticker(0.001, mode="exact", min_spin=20e-6, tail_target="strict")
+    assert ticker.min_spin_ns == 20_000
+    assert ticker.tail_target == keeptime.TAIL_STRICT
+    assert keeptime.Ticker.from_ns(1_000_000, tail_target=0.02).tail_target == 0.02
+    assert keeptime.Ticker(0.001).tail_target == keeptime.Sleeper().tail_target
+    assert keeptime.Ticker(0.001).min_spin_ns == 0
+    tick = ticker.tick()
+    assert time.monotonic_ns() >= tick.scheduled_ns
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"tail_target": 0.0}, ValueError),
+        ({"tail_target": 1.0}, ValueError),
+        ({"tail_target": float("nan")}, ValueError),
+        ({"tail_target": "sometimes"}, ValueError),
+        ({"min_spin": -1e-6}, ValueError),
+        ({"min_spin": float("nan")}, ValueError),
+    ],
+)
+def test_a_tickers_sleeper_settings_are_checked_as_a_sleepers(kwargs, error):
+    with pytest.raises(error):
+        keeptime.Sleeper(**kwargs)
+    with pytest.raises(error):
+        keeptime.Ticker(0.001, **kwargs)

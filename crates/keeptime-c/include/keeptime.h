@@ -843,6 +843,68 @@ int kt_ticker_policy(const struct kt_ticker *ticker, int *policy);
 int kt_ticker_next_deadline_ns(const struct kt_ticker *ticker, uint64_t *deadline_ns);
 
 /**
+ * Sets the mode of the ticker's sleeper (`KT_MODE_*`), as
+ * `kt_sleeper_set_mode` does for a sleeper; applies from the next wait.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for an
+ * unknown mode (the ticker is unchanged).
+ *
+ * # Safety
+ * `ticker` is NULL or a live ticker not in use by another thread.
+ */
+int kt_ticker_set_mode(struct kt_ticker *ticker, int mode);
+
+/**
+ * Sets the tail target of the ticker's sleeper, as
+ * `kt_sleeper_set_tail_target` does for a sleeper (same range, same
+ * presets `KT_TAIL_*`; nothing is clamped).
+ *
+ * ```c
+ * kt_ticker *t = kt_ticker_new(1000000, KT_MISSED_SKIP);
+ * kt_ticker_set_tail_target(t, KT_TAIL_STRICT);   // at most 0.1 % of ticks late
+ * ```
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for NaN, a
+ * share <= 0, >= 1 or below 0.000001 (the ticker is unchanged).
+ *
+ * # Safety
+ * `ticker` is NULL or a live ticker not in use by another thread.
+ */
+int kt_ticker_set_tail_target(struct kt_ticker *ticker, double share);
+
+/**
+ * Stores the tail target of the ticker's sleeper (a share) in `*share`.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * # Safety
+ * `ticker` is NULL or a live ticker; `share` is NULL or valid for a write.
+ */
+int kt_ticker_tail_target(const struct kt_ticker *ticker, double *share);
+
+/**
+ * Sets the shortest spin that finishes each of the ticker's waits, in
+ * nanoseconds, as `kt_sleeper_set_min_spin_ns` does for a sleeper.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for a
+ * negative value (the ticker is unchanged).
+ *
+ * # Safety
+ * `ticker` is NULL or a live ticker not in use by another thread.
+ */
+int kt_ticker_set_min_spin_ns(struct kt_ticker *ticker, int64_t min_spin_ns);
+
+/**
+ * Stores the shortest final spin of the ticker's sleeper (ns) in `*min_spin_ns`.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * # Safety
+ * `ticker` is NULL or a live ticker; `min_spin_ns` is NULL or valid for a write.
+ */
+int kt_ticker_min_spin_ns(const struct kt_ticker *ticker, uint64_t *min_spin_ns);
+
+/**
  * Frees a ticker. `kt_ticker_free(NULL)` does nothing.
  *
  * # Safety

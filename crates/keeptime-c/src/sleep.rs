@@ -393,15 +393,20 @@ pub unsafe extern "C" fn kt_sleeper_set_tail_target(sleeper: *mut kt_sleeper, sh
     guard(|| {
         // SAFETY: the caller's contract.
         let s = unsafe { handle(sleeper) }?;
-        // NaN and shares outside (0, 1) are the core's errors; spec/sleep.md
-        // also rejects shares below 10⁻⁶ (the core rounds 5e-7 up to 1 ppm).
-        let target = TailTarget::new(share).map_err(|_| KT_EINVAL)?;
-        if share < 1e-6 {
-            return Err(KT_EINVAL);
-        }
-        s.inner.set_tail_target(target);
+        s.inner.set_tail_target(tail_target_from_c(share)?);
         Ok(())
     })
+}
+
+/// A tail target from a C share: NaN and shares outside (0, 1) are the
+/// core's errors; spec/sleep.md also rejects shares below 10⁻⁶ (the core
+/// rounds 5e-7 up to 1 ppm).
+pub(crate) fn tail_target_from_c(share: f64) -> Result<TailTarget, Status> {
+    let target = TailTarget::new(share).map_err(|_| KT_EINVAL)?;
+    if share < 1e-6 {
+        return Err(KT_EINVAL);
+    }
+    Ok(target)
 }
 
 /// Stores this sleeper's tail target (a share, e.g. 0.01) in `*share`.

@@ -1,7 +1,9 @@
 //! Fixed-rate tickers (`kt_ticker`) and the pure schedule behind them
 //! (`kt_schedule`), as specified in `spec/ticker.md`.
 
-use crate::sleep::{duration_from_c, kt_keep_going_fn, mode_from_c, with_keep_going};
+use crate::sleep::{
+    duration_from_c, kt_keep_going_fn, mode_from_c, tail_target_from_c, with_keep_going,
+};
 use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{free, give, guard, handle, handle_ref, require, write_out, Status};
 use keeptime_core::{MissedTicks, Schedule, Sleeper, Step, TickNs, Ticker, TickerStats};
@@ -372,6 +374,108 @@ pub unsafe extern "C" fn kt_ticker_next_deadline_ns(
         let t = unsafe { handle_ref(ticker) }?;
         // SAFETY: the caller's contract.
         unsafe { write_out(deadline_ns, t.inner.schedule().next_deadline_ns()) }
+    })
+}
+
+/// Sets the mode of the ticker's sleeper (`KT_MODE_*`), as
+/// `kt_sleeper_set_mode` does for a sleeper; applies from the next wait.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for an
+/// unknown mode (the ticker is unchanged).
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_set_mode(ticker: *mut kt_ticker, mode: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle(ticker) }?;
+        t.inner.sleeper_mut().set_mode(mode_from_c(mode)?);
+        Ok(())
+    })
+}
+
+/// Sets the tail target of the ticker's sleeper, as
+/// `kt_sleeper_set_tail_target` does for a sleeper (same range, same
+/// presets `KT_TAIL_*`; nothing is clamped).
+///
+/// ```c
+/// kt_ticker *t = kt_ticker_new(1000000, KT_MISSED_SKIP);
+/// kt_ticker_set_tail_target(t, KT_TAIL_STRICT);   // at most 0.1 % of ticks late
+/// ```
+///
+/// Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for NaN, a
+/// share <= 0, >= 1 or below 0.000001 (the ticker is unchanged).
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_set_tail_target(ticker: *mut kt_ticker, share: f64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle(ticker) }?;
+        t.inner
+            .sleeper_mut()
+            .set_tail_target(tail_target_from_c(share)?);
+        Ok(())
+    })
+}
+
+/// Stores the tail target of the ticker's sleeper (a share) in `*share`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `share` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_tail_target(ticker: *const kt_ticker, share: *mut f64) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        // SAFETY: the caller's contract.
+        unsafe { write_out(share, t.inner.sleeper().tail_target().share()) }
+    })
+}
+
+/// Sets the shortest spin that finishes each of the ticker's waits, in
+/// nanoseconds, as `kt_sleeper_set_min_spin_ns` does for a sleeper.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `ticker` is NULL; `KT_EINVAL` for a
+/// negative value (the ticker is unchanged).
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_set_min_spin_ns(
+    ticker: *mut kt_ticker,
+    min_spin_ns: i64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle(ticker) }?;
+        let min_spin = duration_from_c(min_spin_ns)?;
+        t.inner.sleeper_mut().set_min_spin(min_spin);
+        Ok(())
+    })
+}
+
+/// Stores the shortest final spin of the ticker's sleeper (ns) in `*min_spin_ns`.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+///
+/// # Safety
+/// `ticker` is NULL or a live ticker; `min_spin_ns` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_min_spin_ns(
+    ticker: *const kt_ticker,
+    min_spin_ns: *mut u64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let t = unsafe { handle_ref(ticker) }?;
+        let ns = u64::try_from(t.inner.sleeper().min_spin().as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the caller's contract.
+        unsafe { write_out(min_spin_ns, ns) }
     })
 }
 

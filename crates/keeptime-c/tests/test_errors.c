@@ -5,6 +5,7 @@
 #include "tests.h"
 
 #include <keeptime.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -125,6 +126,7 @@ void test_errors_ticker(void) {
     kt_tick tick;
     kt_stats stats;
     uint64_t u = 7, deadline = 0;
+    double share = -1.0;
     int policy = -7;
 
     CHECK(kt_ticker_new(0, KT_MISSED_SKIP) == NULL);
@@ -147,6 +149,11 @@ void test_errors_ticker(void) {
     CHECK_STATUS(kt_ticker_stats(NULL, &stats), KT_ENULL);
     CHECK_STATUS(kt_ticker_reset(NULL), KT_ENULL);
     CHECK_STATUS(kt_ticker_set_period(NULL, 1000), KT_ENULL);
+    CHECK_STATUS(kt_ticker_set_mode(NULL, KT_MODE_EXACT), KT_ENULL);
+    CHECK_STATUS(kt_ticker_set_tail_target(NULL, KT_TAIL_STRICT), KT_ENULL);
+    CHECK_STATUS(kt_ticker_set_min_spin_ns(NULL, 1000), KT_ENULL);
+    CHECK_STATUS(kt_ticker_tail_target(NULL, &share), KT_ENULL);
+    CHECK_STATUS(kt_ticker_min_spin_ns(NULL, &u), KT_ENULL);
     CHECK_STATUS(kt_ticker_period_ns(NULL, &u), KT_ENULL);
     CHECK_STATUS(kt_ticker_policy(NULL, &policy), KT_ENULL);
     CHECK_STATUS(kt_ticker_next_deadline_ns(NULL, &u), KT_ENULL);
@@ -168,6 +175,19 @@ void test_errors_ticker(void) {
     CHECK_STATUS(kt_ticker_next_deadline_ns(t, NULL), KT_ENULL);
     CHECK_STATUS(kt_ticker_set_period(t, 0), KT_EINVAL);
     CHECK_STATUS(kt_ticker_set_period(t, -1), KT_EINVAL);
+    /* The sleeper's settings: bad values change nothing. */
+    CHECK_STATUS(kt_ticker_set_mode(t, 42), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_set_tail_target(t, 0.0), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_set_tail_target(t, 1.0), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_set_tail_target(t, NAN), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_set_tail_target(t, 5e-7), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_tail_target(t, &share), KT_OK);
+    CHECK(share == KT_TAIL_BALANCED);
+    CHECK_STATUS(kt_ticker_set_min_spin_ns(t, -1), KT_EINVAL);
+    CHECK_STATUS(kt_ticker_min_spin_ns(t, &u), KT_OK);
+    CHECK_U64(u, 0);
+    CHECK_STATUS(kt_ticker_tail_target(t, NULL), KT_ENULL);
+    CHECK_STATUS(kt_ticker_min_spin_ns(t, NULL), KT_ENULL);
     CHECK_STATUS(kt_ticker_period_ns(t, &u), KT_OK);
     CHECK_U64(u, UINT64_C(1000000000000)); /* unchanged */
     CHECK_STATUS(kt_ticker_next_deadline_ns(t, &u), KT_OK);

@@ -392,6 +392,12 @@ impl<P: Platform> Ticker<P> {
         &self.sleeper
     }
 
+    /// The sleeper this ticker waits with, to change its settings (mode,
+    /// tail target, min spin) between ticks; what it learned is kept.
+    pub fn sleeper_mut(&mut self) -> &mut Sleeper<P> {
+        &mut self.sleeper
+    }
+
     /// Whether the ticker's idle-latency hint is held: its sleeper's
     /// ([`Sleeper::idle_hint_status`]). A ticker made
     /// [`with_sleeper`](Self::with_sleeper) from a sleeper built with
