@@ -16,7 +16,7 @@
 TEST_TARGETS += test-async-doc
 
 test-async-doc:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime --features tokio
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime --features tokio,trace
 
 bench-async:
 	$(CARGO) bench --locked -p keeptime --features tokio --bench async

@@ -75,6 +75,7 @@ mod sys;
 mod ticker;
 #[cfg(feature = "tokio")]
 pub mod tokio;
+#[cfg(feature = "trace")]
 pub mod trace;
 #[cfg(feature = "async")]
 pub mod waiter;

@@ -158,8 +158,8 @@ impl SimPlatform {
     /// Replaces the default overshoot and the per-wait cost with `source`:
     /// called with the length of each OS wait (`target − now`, 0 for a past
     /// target) once the scripted overshoots are used up, it returns that
-    /// wait's (overshoot, thread CPU). [`trace::TracePlatform`](crate::trace::TracePlatform)
-    /// replays a recorded trace this way.
+    /// wait's (overshoot, thread CPU). `trace::TracePlatform` (feature
+    /// `trace`) replays a recorded trace this way.
     pub fn set_wake_source(&self, source: impl FnMut(u64) -> (u64, u64) + 'static) {
         self.state.borrow_mut().source = Some(WakeSource(Box::new(source)));
     }
