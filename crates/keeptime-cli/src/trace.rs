@@ -139,7 +139,7 @@ pub fn render_oracle(plans: &[OraclePlan], draws: usize) -> String {
         // oracle.py names this plan by its margin; say what it does.
         let plan = match p.plan {
             trace::OracleChoice::OneWait { margin_ns }
-                if p.duration_ns.saturating_sub(margin_ns) < trace::MIN_OS_WAIT_NS =>
+                if p.duration_ns.saturating_sub(margin_ns) < keeptime::MIN_OS_WAIT_NS =>
             {
                 format!("spin ({} leaves no OS wait of 5 µs or more)", p.plan)
             }

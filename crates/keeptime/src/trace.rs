@@ -39,6 +39,7 @@
 use crate::platform::Platform;
 use crate::sim::SimPlatform;
 use crate::sys::OsWake;
+use crate::MIN_OS_WAIT_NS;
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -631,9 +632,6 @@ pub fn record(
 }
 
 // ------------------------------------------------------------------- oracle
-
-/// The oracle's smallest OS wait: a planned wait shorter than this is not made.
-pub const MIN_OS_WAIT_NS: u64 = 5_000;
 
 /// Margins the oracle tries (µs), as `oracle.py`'s grid.
 pub const ORACLE_MARGINS_US: [u64; 19] = [
