@@ -71,6 +71,7 @@ mod platform;
 pub mod pmqos;
 pub mod sim;
 mod sleep;
+pub mod stats;
 mod sys;
 mod ticker;
 #[cfg(feature = "tokio")]
@@ -90,7 +91,7 @@ pub use platform::{Platform, System};
 pub use sleep::{
     crowd_spin_cap, plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper,
     SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS, CROWD_SPIN_DIVISOR, EXPLORE_EVERY,
-    INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
+    HANDOFF_NS, INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
 };
 pub use sys::OsWake;
 pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};
@@ -107,28 +108,32 @@ thread_local! {
 ///
 /// Cost: about the CPU time of the learned margin (a few µs) per call, plus
 /// one or two OS waits.
+#[inline]
 pub fn sleep(duration: Duration) {
-    with_thread_sleeper(|s| s.sleep(duration));
+    sleep_until_monotonic_ns(os::monotonic_ns().saturating_add(platform::duration_ns(duration)));
 }
 
 /// Sleeps until `deadline`, precisely: never before it. A deadline in the past
 /// returns at once (after one clock read).
+#[inline]
 pub fn sleep_until(deadline: Instant) {
-    with_thread_sleeper(|s| s.sleep_until(deadline));
+    sleep_until_monotonic_ns(System::default().ns_from_instant(deadline));
 }
 
 /// Sleeps until `deadline_ns` on the monotonic clock ([`os::monotonic_ns`];
 /// `CLOCK_MONOTONIC` nanoseconds on Linux) and returns the first clock reading
 /// after the deadline.
+///
+/// The thread's sleeper does everything but the last few µs of the final
+/// spin ([`HANDOFF_NS`]); that spin runs here, after the sleeper is put
+/// back, so the loop's exit is the return to the caller.
+#[inline]
 pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> u64 {
-    with_thread_sleeper(|s| s.sleep_until_ns(deadline_ns))
-}
-
-fn with_thread_sleeper<R>(f: impl FnOnce(&mut Sleeper) -> R) -> R {
-    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut s) => f(&mut s),
+    let handoff = THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => s.sleep_to_handoff(deadline_ns),
         // Only reachable if a sleep is started from within a sleep on the same
         // thread (e.g. from a signal handler); use a fresh sleeper rather than panic.
-        Err(_) => f(&mut Sleeper::new()),
-    })
+        Err(_) => Sleeper::new().sleep_to_handoff(deadline_ns),
+    });
+    handoff.finish(&System::default())
 }

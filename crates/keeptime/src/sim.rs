@@ -65,6 +65,7 @@ struct State {
     waits: Vec<SimWait>,
     relaxes: u64,
     yields: u64,
+    released_at: Option<(u64, u64)>,
     origin: Instant,
 }
 
@@ -101,9 +102,17 @@ impl SimPlatform {
                 waits: Vec::new(),
                 relaxes: 0,
                 yields: 0,
+                released_at: None,
                 origin: Instant::now(),
             })),
         }
+    }
+
+    /// When the spin slot was last given back: the clock and the count of
+    /// [`relax`](Platform::relax) steps at that moment (`None` before the
+    /// first). A sleep's hand-off gives it back before its last steps.
+    pub fn spin_slot_released_at(&self) -> Option<(u64, u64)> {
+        self.state.borrow().released_at
     }
 
     /// The simulated clock.
@@ -284,7 +293,9 @@ impl Platform for SimPlatform {
     }
 
     fn end_spin(&self) {
-        self.state.borrow_mut().spinning = false;
+        let mut s = self.state.borrow_mut();
+        s.spinning = false;
+        s.released_at = Some((s.now, s.relaxes));
     }
 
     fn enter_sleep(&self) -> usize {

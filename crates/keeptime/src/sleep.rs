@@ -35,6 +35,43 @@ pub const CROWD_SPIN_DIVISOR: u64 = 2;
 /// deadline and yields before it, like the sleepers without a slot: a
 /// pausing spinner holds a CPU that other sleepers' wake-ups need.
 pub const CROWD_PAUSE_NS: u64 = 5_000;
+/// The last stretch of a spin-finished sleep runs in the outermost call, the
+/// one that returns to the caller: within this much of the deadline the spin
+/// *hands off* (`spec/sleep.md`, *Hand-off*). Every piece of bookkeeping
+/// (stats, the spin slot, the crowd count, the thread's sleeper) is done
+/// before it, so the loop's exit is the return, and what the return path
+/// touches is touched a few µs before the deadline, not after it. At most
+/// [`CROWD_PAUSE_NS`], so the hand-off never changes whether a step pauses
+/// or yields.
+pub const HANDOFF_NS: u64 = 5_000;
+
+/// Where a sleep stands when it hands off to its outermost call: the last
+/// clock reading, and the deadline still to spin to (`until <= now` when
+/// nothing is left: the deadline passed, or the mode ends without a spin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Handoff {
+    pub now: u64,
+    pub until: u64,
+}
+
+impl Handoff {
+    /// Nothing left to spin: the sleep ends at `now`.
+    fn done(now: u64) -> Self {
+        Handoff { now, until: now }
+    }
+
+    /// The final spin, in the caller's outermost frame: pauses until the
+    /// clock reads `until` and returns that reading (the sleep's value).
+    #[inline(always)]
+    pub fn finish<P: Platform + ?Sized>(self, platform: &P) -> u64 {
+        let mut now = self.now;
+        while now < self.until {
+            platform.relax();
+            now = platform.now_ns();
+        }
+        now
+    }
+}
 
 /// The share of sleeps a [`Sleeper`] in [`Mode::Exact`] lets end late because
 /// the OS woke the thread after the deadline. keeptime picks, per sleep, the
@@ -556,6 +593,7 @@ impl<P: Platform> Sleeper<P> {
 
     /// Sleeps until `deadline`; never returns before it (except
     /// [`Mode::Efficient`]). A past deadline returns at once.
+    #[inline]
     pub fn sleep_until(&mut self, deadline: Instant) {
         let ns = self.platform.ns_from_instant(deadline);
         self.sleep_until_ns(ns);
@@ -564,6 +602,7 @@ impl<P: Platform> Sleeper<P> {
     /// Sleeps for `duration` from now. `Duration::MAX` and other durations
     /// past the clock's range saturate to an effectively unbounded wait
     /// (until `u64::MAX` ns, 584 years after boot); they never panic.
+    #[inline]
     pub fn sleep(&mut self, duration: Duration) {
         let deadline = self.platform.now_ns().saturating_add(duration_ns(duration));
         self.sleep_until_ns(deadline);
@@ -574,10 +613,17 @@ impl<P: Platform> Sleeper<P> {
     /// [`os::monotonic_ns`](crate::os::monotonic_ns)) and returns the first clock
     /// reading taken after the wait: `>= deadline_ns` except in
     /// [`Mode::Efficient`].
+    #[inline]
     pub fn sleep_until_ns(&mut self, deadline_ns: u64) -> u64 {
+        self.sleep_to_handoff(deadline_ns).finish(&self.platform)
+    }
+
+    /// Everything of a sleep but its last [`HANDOFF_NS`]: the caller spins
+    /// the rest with [`Handoff::finish`], outside any borrow of the sleeper.
+    pub(crate) fn sleep_to_handoff(&mut self, deadline_ns: u64) -> Handoff {
         match self.run(deadline_ns, &mut || true) {
-            Ok(now) => now,
-            Err(Interrupted { at_ns }) => at_ns, // unreachable: the check never stops
+            Ok(handoff) => handoff,
+            Err(Interrupted { at_ns }) => Handoff::done(at_ns), // unreachable: the check never stops
         }
     }
 
@@ -586,22 +632,25 @@ impl<P: Platform> Sleeper<P> {
     /// long spin; when it returns `false` the sleep ends with
     /// [`Interrupted`]. This is how a language runtime lets a signal handler
     /// run during a long wait (Python's Ctrl-C).
+    #[inline]
     pub fn sleep_until_ns_interruptible(
         &mut self,
         deadline_ns: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<u64, Interrupted> {
-        self.run(deadline_ns, keep_going)
+        Ok(self.run(deadline_ns, keep_going)?.finish(&self.platform))
     }
 
-    fn run(
+    /// An interruptible sleep up to its hand-off (the ticker's wait: it
+    /// records the tick before the final spin).
+    pub(crate) fn run(
         &mut self,
         deadline: u64,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         let mut now = self.platform.now_ns();
         if now >= deadline {
-            return Ok(now);
+            return Ok(Handoff::done(now));
         }
         self.platform.prepare_thread();
         self.estimator.begin_sleep();
@@ -612,7 +661,7 @@ impl<P: Platform> Sleeper<P> {
                 if let Some(wait) = plan_efficient(&self.estimator, deadline - now) {
                     now = self.os_wait(now, wait, keep_going)?;
                 }
-                Ok(now)
+                Ok(Handoff::done(now))
             }
             Mode::Exact => {
                 let n = self.platform.enter_sleep();
@@ -634,7 +683,7 @@ impl<P: Platform> Sleeper<P> {
         deadline: u64,
         mut now: u64,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         let mut budget = u64::from(self.target.ppm());
         let mut step = PlanStep {
             first: true,
@@ -658,7 +707,7 @@ impl<P: Platform> Sleeper<P> {
                         if now > deadline {
                             self.stats.late += 1;
                         }
-                        return Ok(now);
+                        return Ok(Handoff::done(now));
                     }
                     budget = plan.rest_budget_ppm;
                     if plan.split {
@@ -682,7 +731,7 @@ impl<P: Platform> Sleeper<P> {
         mut now: u64,
         n: usize,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         let length = deadline - now;
         let cap = crowd_spin_cap(
             self.platform.cpus(),
@@ -704,7 +753,7 @@ impl<P: Platform> Sleeper<P> {
                     if now > deadline {
                         self.stats.late += 1;
                     }
-                    return Ok(now);
+                    return Ok(Handoff::done(now));
                 }
             } else {
                 return self.finish(deadline, now, self.min_spin_ns, CROWD_PAUSE_NS, keep_going);
@@ -732,7 +781,9 @@ impl<P: Platform> Sleeper<P> {
             return Ok(now);
         }
         let pause_for = SPIN_YIELD_AFTER_NS.max(deadline_ns - now);
-        self.finish(deadline_ns, now, pause_for, SPIN_NEAR_NS, keep_going)
+        Ok(self
+            .finish(deadline_ns, now, pause_for, SPIN_NEAR_NS, keep_going)?
+            .finish(&self.platform))
     }
 
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
@@ -799,7 +850,7 @@ impl<P: Platform> Sleeper<P> {
         pause_for: u64,
         near: u64,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         if self.platform.try_begin_spin() {
             let result = self.spin(deadline, now, pause_for, near, keep_going);
             self.platform.end_spin();
@@ -814,7 +865,7 @@ impl<P: Platform> Sleeper<P> {
         deadline: u64,
         start: u64,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         // No pause at all (`pause_for` and `near` 0): a yield per iteration.
         self.spin(deadline, start, 0, 0, keep_going)
     }
@@ -822,7 +873,10 @@ impl<P: Platform> Sleeper<P> {
     /// Spins until `deadline`: the pause hint for `pause_for` (the planned
     /// length of the spin) and always within `near` of the deadline
     /// ([`SPIN_NEAR_NS`]; [`CROWD_PAUSE_NS`] in a crowd); a yield per
-    /// iteration in between.
+    /// iteration in between. A spin that pauses near the deadline (`near >=`
+    /// [`HANDOFF_NS`]) hands off its last [`HANDOFF_NS`] to the outermost
+    /// call, counted as spin time to the deadline; one that yields to the
+    /// end (a follower) spins to the deadline here.
     fn spin(
         &mut self,
         deadline: u64,
@@ -830,12 +884,17 @@ impl<P: Platform> Sleeper<P> {
         pause_for: u64,
         near: u64,
         keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
+    ) -> Result<Handoff, Interrupted> {
         let mut now = start;
         let mut next_poll = start
             .saturating_add(pause_for)
             .saturating_add(INTERRUPT_POLL_NS);
-        while now < deadline {
+        let handoff_at = if near >= HANDOFF_NS {
+            deadline.saturating_sub(HANDOFF_NS)
+        } else {
+            deadline
+        };
+        while now < handoff_at {
             if now - start < pause_for || deadline - now <= near {
                 self.platform.relax();
             } else {
@@ -850,8 +909,15 @@ impl<P: Platform> Sleeper<P> {
             }
             now = self.platform.now_ns();
         }
+        if now < deadline {
+            self.add_spin(deadline - start);
+            return Ok(Handoff {
+                now,
+                until: deadline,
+            });
+        }
         self.add_spin(now - start);
-        Ok(now)
+        Ok(Handoff::done(now))
     }
 
     fn add_spin(&mut self, ns: u64) {

@@ -4,7 +4,7 @@
 
 use crate::idle_hint::{IdleHint, IdleHintStatus};
 use crate::platform::{duration_ns, Platform, System};
-use crate::sleep::{Interrupted, Sleeper, SleeperBuilder};
+use crate::sleep::{Handoff, Interrupted, Sleeper, SleeperBuilder};
 use crate::Error;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -326,27 +326,50 @@ impl<P: Platform> Ticker<P> {
 
     /// Waits for the next slot (or returns at once if it already passed) and
     /// describes it.
+    #[inline]
     pub fn tick(&mut self) -> Tick {
-        self.tick_ns_interruptible(&mut || true)
-            .map(|t| self.to_tick(t))
-            .expect("an uninterruptible tick cannot be interrupted")
+        let (tick, handoff) = self
+            .tick_to_handoff(&mut || true)
+            .expect("an uninterruptible tick cannot be interrupted");
+        let mut tick = self.to_tick(tick);
+        let spun = handoff.until > handoff.now;
+        let woke = handoff.finish(self.sleeper.platform());
+        if spun {
+            tick.lateness = Duration::from_nanos(woke - handoff.until);
+        }
+        tick
     }
 
     /// [`tick`](Self::tick) in platform nanoseconds, with an interrupt check
     /// as in [`Sleeper::sleep_until_ns_interruptible`]; an interrupted wait
     /// consumes no slot.
+    #[inline]
     pub fn tick_ns_interruptible(
         &mut self,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<TickNs, Interrupted> {
+        let (mut tick, handoff) = self.tick_to_handoff(keep_going)?;
+        let spun = handoff.until > handoff.now;
+        let woke = handoff.finish(self.sleeper.platform());
+        if spun {
+            tick.lateness_ns = woke - handoff.until;
+        }
+        Ok(tick)
+    }
+
+    /// The next slot, recorded before the final spin (`spec/ticker.md`,
+    /// *Hand-off*): a wait that ends in a spin is recorded at its deadline,
+    /// and the caller finishes the spin with the returned [`Handoff`].
+    fn tick_to_handoff(
+        &mut self,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<(TickNs, Handoff), Interrupted> {
         let now = self.sleeper.platform().now_ns();
         match self.schedule.poll(now) {
-            Step::Now(tick) => Ok(tick),
+            Step::Now(tick) => Ok((tick, Handoff { now, until: now })),
             Step::Wait { deadline_ns } => {
-                let woke = self
-                    .sleeper
-                    .sleep_until_ns_interruptible(deadline_ns, keep_going)?;
-                Ok(self.schedule.woke(woke))
+                let handoff = self.sleeper.run(deadline_ns, keep_going)?;
+                Ok((self.schedule.woke(handoff.now.max(handoff.until)), handoff))
             }
         }
     }

@@ -114,7 +114,9 @@ fn timer_slack_is_set_for_waiting_threads_unless_opted_out() {
         let mut s = Sleeper::builder().timer_slack(false).build();
         s.sleep(Duration::from_micros(10));
         assert_eq!(os::timer_slack_ns().unwrap(), before);
-        keeptime::sleep(Duration::from_micros(10));
+        // A sleep whose deadline is still ahead when the sleeper starts (the
+        // first call also creates the thread's sleeper, which takes µs).
+        keeptime::sleep(Duration::from_millis(1));
         assert_eq!(os::timer_slack_ns().unwrap(), 1);
     })
     .join()

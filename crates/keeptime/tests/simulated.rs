@@ -175,15 +175,16 @@ fn stats_count_sleeps_late_waits_spin_and_cpu() {
     let mut s = exact(&sim);
     // Bootstrap: one wait to 50 µs before, woke 10 µs late; a second OS wait
     // (margin: the top of 10 µs's bin [8192, 10239]), woke 10 µs late, then a
-    // spin of 239 ns (3 steps of 100 ns).
+    // spin of 239 ns to the deadline (3 steps of 100 ns, all within the
+    // hand-off: the spin is counted to the deadline, before the last step).
     sim.script_overshoots([10_000, 10_000]);
     s.sleep_until_ns(500_000);
     let st = s.stats();
     assert_eq!(st.sleeps, 1);
     assert_eq!(st.late, 0);
     assert_eq!(st.os_waits, 2);
-    assert_eq!(st.spin_ns, 300);
-    assert_eq!(st.cpu_estimate_ns, 300 + 2 * 1_000);
+    assert_eq!(st.spin_ns, 239);
+    assert_eq!(st.cpu_estimate_ns, 239 + 2 * 1_000);
     // An OS wait that wakes after the deadline makes a late sleep.
     sim.script_overshoots([500_000]);
     let d = sim.now() + 300_000;
@@ -544,4 +545,85 @@ fn several_sleepers_in_one_world_count_themselves_into_the_crowd() {
     let t2 = sim.now();
     sp.sleep_until_ns(t2 + 10_000);
     assert_eq!(sim.sleepers(), 0);
+}
+
+/// The first reading of a spin in `step` ns steps from `start` that is at or
+/// past `t`.
+fn first_step_at_or_past(start: u64, step: u64, t: u64) -> u64 {
+    start + t.saturating_sub(start).div_ceil(step) * step
+}
+
+#[test]
+fn a_spin_finished_sleep_hands_off_its_last_microseconds_with_the_bookkeeping_done() {
+    let sim = SimPlatform::new(0);
+    sim.set_wait_cost(1_000);
+    let mut s = exact(&sim);
+    sim.script_overshoots([10_000, 2_000]);
+    let deadline = 1_000_000;
+    let woke = s.sleep_until_ns(deadline);
+    // The spin starts where the last OS wait woke, in 100 ns steps.
+    let start = sim.waits().last().expect("an OS wait").woke_ns;
+    assert!(
+        start < deadline - keeptime::HANDOFF_NS,
+        "the plan leaves a spin"
+    );
+    assert_eq!(woke, first_step_at_or_past(start, 100, deadline));
+    // The slot went back (and the stats were final) at the first step within
+    // HANDOFF_NS of the deadline: the last steps ran in the outermost call.
+    let handoff = first_step_at_or_past(start, 100, deadline - keeptime::HANDOFF_NS);
+    let (released, relaxes_then) = sim.spin_slot_released_at().expect("the sleep spun");
+    assert_eq!(released, handoff);
+    assert_eq!(sim.relaxes() - relaxes_then, (woke - handoff) / 100);
+    assert!(!sim.is_spinning());
+    assert_eq!(sim.sleepers(), 0);
+    let st = s.stats();
+    assert_eq!(st.spin_ns, deadline - start); // counted to the deadline
+    assert_eq!(st.late, 0);
+}
+
+#[test]
+fn a_sleep_that_wakes_within_the_hand_off_or_late_leaves_nothing_behind() {
+    let sim = SimPlatform::new(0);
+    let mut s = exact(&sim);
+    // The first sleep knows nothing: one OS wait to 50 µs before the
+    // deadline. Woke 47 µs late, 3 µs remain, less than HANDOFF_NS: the slot
+    // goes back at once and the outermost call spins all 30 steps.
+    sim.script_overshoots([47_000]);
+    assert_eq!(s.sleep_until_ns(1_000_000), 1_000_000);
+    assert_eq!(sim.waits().len(), 1);
+    assert_eq!(sim.spin_slot_released_at(), Some((997_000, 0)));
+    assert_eq!(sim.relaxes(), 30);
+    assert_eq!(s.stats().spin_ns, 3_000);
+    // An OS wait that wakes past the deadline: no spin, no slot, late.
+    sim.clear_waits();
+    sim.set_default_overshoot(900_000);
+    let d = sim.now() + 1_000_000;
+    let woke = s.sleep_until_ns(d);
+    assert_eq!(woke, sim.waits()[0].woke_ns);
+    assert!(woke > d);
+    assert_eq!(sim.relaxes(), 30);
+    assert_eq!(s.stats().late, 1);
+    assert_eq!(sim.sleepers(), 0);
+}
+
+#[test]
+fn a_tick_is_recorded_before_its_final_spin_and_reports_the_spins_end() {
+    let sim = SimPlatform::new(0);
+    sim.set_spin_step(70);
+    let sleeper = Sleeper::builder().build_with(sim.clone());
+    let mut t = Ticker::with_sleeper(Duration::from_millis(1), MissedTicks::Skip, sleeper)
+        .expect("1 ms is a valid period");
+    sim.script_overshoots([10_000]);
+    let tick = t
+        .tick_ns_interruptible(&mut || true)
+        .expect("not interrupted");
+    assert_eq!(tick.scheduled_ns, 1_000_000);
+    let start = sim.waits().last().expect("an OS wait").woke_ns;
+    let end = first_step_at_or_past(start, 70, 1_000_000);
+    assert_eq!(sim.now(), end);
+    // The tick reports where the final spin ended,
+    assert_eq!(tick.lateness_ns, end - 1_000_000);
+    // while the schedule recorded the slot at its deadline, before that spin.
+    assert_eq!(t.stats().worst_lateness_ns, 0);
+    assert_eq!(t.stats().ticks, 1);
 }
