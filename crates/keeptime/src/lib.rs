@@ -89,9 +89,10 @@ pub use estimate::MarginEstimator;
 pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
 pub use platform::{Platform, System};
 pub use sleep::{
-    crowd_spin_cap, plan_efficient, plan_exact, Interrupted, Mode, OsWaitPlan, PlanStep, Sleeper,
-    SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS, CROWD_SPIN_DIVISOR, EXPLORE_EVERY,
-    HANDOFF_NS, INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
+    crowd_spin_cap, plan_efficient, plan_exact, Handoff, Interrupted, Mode, OsWaitPlan, PlanStep,
+    Sleeper, SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS, CROWD_SPIN_DIVISOR,
+    EXPLORE_EVERY, HANDOFF_NS, INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS,
+    SPIN_YIELD_AFTER_NS, SPLITS_NS,
 };
 pub use sys::OsWake;
 pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};
@@ -129,11 +130,26 @@ pub fn sleep_until(deadline: Instant) {
 /// back, so the loop's exit is the return to the caller.
 #[inline]
 pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> u64 {
-    let handoff = THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut s) => s.sleep_to_handoff(deadline_ns),
+    match sleep_to_handoff(deadline_ns, &mut || true) {
+        Ok(handoff) => handoff.finish(&System::default()),
+        Err(Interrupted { at_ns }) => at_ns, // unreachable: the check never stops
+    }
+}
+
+/// This thread's sleeper, up to the sleep's hand-off: everything but the
+/// last few µs of the final spin, with an interrupt check as in
+/// [`Sleeper::sleep_until_ns_interruptible`]. The caller spins the rest with
+/// [`Handoff::finish`] (on [`System`]) as its very last step; a language
+/// binding re-acquires its runtime in between (`spec/sleep.md`, *Hand-off*).
+#[inline]
+pub fn sleep_to_handoff(
+    deadline_ns: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Handoff, Interrupted> {
+    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => s.sleep_until_ns_to_handoff(deadline_ns, keep_going),
         // Only reachable if a sleep is started from within a sleep on the same
         // thread (e.g. from a signal handler); use a fresh sleeper rather than panic.
-        Err(_) => Sleeper::new().sleep_to_handoff(deadline_ns),
-    });
-    handoff.finish(&System::default())
+        Err(_) => Sleeper::new().sleep_until_ns_to_handoff(deadline_ns, keep_going),
+    })
 }

@@ -48,15 +48,23 @@ pub const HANDOFF_NS: u64 = 5_000;
 /// Where a sleep stands when it hands off to its outermost call: the last
 /// clock reading, and the deadline still to spin to (`until <= now` when
 /// nothing is left: the deadline passed, or the mode ends without a spin).
+///
+/// A language binding that must do something of its own between the
+/// sleeper's work and the return (Python re-acquires its interpreter lock)
+/// does it first and then calls [`finish`](Handoff::finish) last, so the
+/// spin's exit is still the return (`spec/sleep.md`, *Hand-off*).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Handoff {
+pub struct Handoff {
+    /// The sleep's last clock reading (platform nanoseconds).
     pub now: u64,
+    /// Where the last stretch ends: the deadline, or `<= now` when nothing
+    /// is left to spin.
     pub until: u64,
 }
 
 impl Handoff {
     /// Nothing left to spin: the sleep ends at `now`.
-    fn done(now: u64) -> Self {
+    pub fn done(now: u64) -> Self {
         Handoff { now, until: now }
     }
 
@@ -620,7 +628,7 @@ impl<P: Platform> Sleeper<P> {
 
     /// Everything of a sleep but its last [`HANDOFF_NS`]: the caller spins
     /// the rest with [`Handoff::finish`], outside any borrow of the sleeper.
-    pub(crate) fn sleep_to_handoff(&mut self, deadline_ns: u64) -> Handoff {
+    pub fn sleep_to_handoff(&mut self, deadline_ns: u64) -> Handoff {
         match self.run(deadline_ns, &mut || true) {
             Ok(handoff) => handoff,
             Err(Interrupted { at_ns }) => Handoff::done(at_ns), // unreachable: the check never stops
@@ -641,9 +649,18 @@ impl<P: Platform> Sleeper<P> {
         Ok(self.run(deadline_ns, keep_going)?.finish(&self.platform))
     }
 
-    /// An interruptible sleep up to its hand-off (the ticker's wait: it
-    /// records the tick before the final spin).
-    pub(crate) fn run(
+    /// An interruptible sleep up to its hand-off (the ticker's wait records
+    /// the tick before the final spin; a binding re-acquires its runtime
+    /// before it). The caller spins the rest with [`Handoff::finish`].
+    pub fn sleep_until_ns_to_handoff(
+        &mut self,
+        deadline_ns: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<Handoff, Interrupted> {
+        self.run(deadline_ns, keep_going)
+    }
+
+    fn run(
         &mut self,
         deadline: u64,
         keep_going: &mut dyn FnMut() -> bool,

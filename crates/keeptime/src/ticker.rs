@@ -368,7 +368,9 @@ impl<P: Platform> Ticker<P> {
         match self.schedule.poll(now) {
             Step::Now(tick) => Ok((tick, Handoff { now, until: now })),
             Step::Wait { deadline_ns } => {
-                let handoff = self.sleeper.run(deadline_ns, keep_going)?;
+                let handoff = self
+                    .sleeper
+                    .sleep_until_ns_to_handoff(deadline_ns, keep_going)?;
                 Ok((self.schedule.woke(handoff.now.max(handoff.until)), handoff))
             }
         }
