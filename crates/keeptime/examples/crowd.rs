@@ -11,7 +11,7 @@
 use keeptime::{os, Sleeper};
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
@@ -49,24 +49,17 @@ fn main() {
                     let mut errors = Vec::with_capacity(n);
                     start.wait();
                     for _ in 0..n {
-                        if m == "keeptime" {
-                            let deadline = os::monotonic_ns() + us * 1_000;
-                            let woke = sleeper.sleep_until_ns(deadline);
-                            errors.push(woke as i64 - deadline as i64);
-                            continue;
+                        let deadline = os::monotonic_ns() + us * 1_000;
+                        match m.as_str() {
+                            "keeptime" => {
+                                sleeper.sleep_until_ns(deadline);
+                            }
+                            "spin_sleep" => spin_sleeper.sleep(d),
+                            _ => thread::sleep(d),
                         }
-                        let deadline = Instant::now() + d;
-                        if m == "spin_sleep" {
-                            spin_sleeper.sleep(d);
-                        } else {
-                            thread::sleep(d);
-                        }
-                        let now = Instant::now();
-                        errors.push(if now >= deadline {
-                            (now - deadline).as_nanos() as i64
-                        } else {
-                            -((deadline - now).as_nanos() as i64)
-                        });
+                        // The caller's first reading after the call returns.
+                        let now = os::monotonic_ns();
+                        errors.push(now as i64 - deadline as i64);
                     }
                     (errors, sleeper.stats())
                 })
@@ -86,14 +79,16 @@ fn main() {
         }
         let cpu = (os::process_cpu_ns() - cpu0) as f64 / (os::monotonic_ns() - wall0) as f64;
         all.sort_unstable();
-        let q = |p: f64| all[((all.len() - 1) as f64 * p) as usize] as f64 / 1000.0;
+        let q = |per_mille: u64| {
+            keeptime::stats::nearest_rank(&all, per_mille).unwrap_or(0) as f64 / 1000.0
+        };
         let early = all.iter().filter(|&&x| x < 0).count();
         let late2 = all.iter().filter(|&&x| x > 2_000).count() as f64 / all.len() as f64;
         print!(
             "{m:10} p50 {:7.1} µs  p99 {:7.1} µs  max {:8.1} µs  early {early}  late>2µs {:5.1} %  process CPU {:5.1} %",
-            q(0.5),
-            q(0.99),
-            q(1.0),
+            q(500),
+            q(990),
+            q(1000),
             late2 * 100.0,
             cpu * 100.0
         );
