@@ -106,12 +106,7 @@ fn bench(args: BenchArgs) -> Result<()> {
     // Before anything sets it: the thread's own slack is the default-slack methods' slack.
     let slack = SlackControl::capture();
     // One clock inspection gives the machine and the report's clock table.
-    let mut clock_report = keeptime::clocks::inspect();
-    // The idle-hint finding of `keeptime clocks`, for the report's findings too.
-    let idle = clocks::IdleLatency::read();
-    clock_report
-        .findings
-        .extend(clocks::idle_finding(&idle, &clock_report.machine));
+    let clock_report = keeptime::clocks::inspect();
     let machine = Machine::from_info(&clock_report.machine, slack.default_ns);
 
     let mut exports = ExportManager::default();

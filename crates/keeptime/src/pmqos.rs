@@ -392,8 +392,9 @@ impl Drop for IdleLatencyHint {
 }
 
 /// The machine's idle-latency state, read without changing anything.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct IdleLatencyStatus {
     /// The cpuidle driver (`none`, `haltpoll`, `intel_idle`, `acpi_idle`, …).
     pub driver: Option<String>,

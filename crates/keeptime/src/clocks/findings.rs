@@ -2,6 +2,7 @@
 //! Each rule fires only on something the inspection actually read or
 //! measured; nothing here guesses.
 
+use super::idle::{idle_finding, IdleLatency};
 use super::measure::{human_ns, ppm_apart, MISMATCH_PPM};
 use super::{ClockInfo, Finding, MachineInfo, Preemption, Severity};
 
@@ -30,35 +31,84 @@ const MUST_BE_MONOTONIC: &[&str] = &[
     "RDTSCP",
 ];
 
-/// All findings for a report's clocks and machine, warnings first, otherwise
-/// in a fixed order.
-pub(crate) fn findings(clocks: &[ClockInfo], machine: &MachineInfo) -> Vec<Finding> {
-    let clock = |name: &str| clocks.iter().find(|c| c.name == name && c.available);
-    let mut out = Vec::new();
-    let mut add = |severity: Severity, code: &str, message: String| {
-        out.push(Finding {
-            severity,
-            code: code.to_string(),
-            message,
-        })
-    };
+/// What the rules read: the report's clocks and machine, and its
+/// idle-latency part when there is one.
+struct Inputs<'a> {
+    clocks: &'a [ClockInfo],
+    machine: &'a MachineInfo,
+}
 
-    if machine.high_resolution_timers == Some(false) {
-        let tick = machine
-            .tick_hz
-            .map(|hz| format!(" ({})", human_ns(1e9 / hz as f64)))
-            .unwrap_or_default();
-        add(
-            Severity::Warning,
-            "high_resolution_timers_inactive",
-            format!(
-                "High-resolution timers are inactive: every timed wait is rounded up to the next \
-                 kernel tick{tick}, so no sleep can be shorter or more precise than that."
-            ),
-        );
+impl Inputs<'_> {
+    /// An available clock by its report name.
+    fn clock(&self, name: &str) -> Option<&ClockInfo> {
+        self.clocks.iter().find(|c| c.name == name && c.available)
     }
+}
 
-    let monotonic_cost = clock("MONOTONIC").map(|c| c.read_cost_ns);
+fn finding(severity: Severity, code: &str, message: String) -> Finding {
+    Finding {
+        severity,
+        code: code.to_string(),
+        message,
+    }
+}
+
+/// The rules, in report order within a severity (`spec/clocks.md`,
+/// *Findings*). Each returns the findings it makes, usually none or one.
+const RULES: [fn(&Inputs<'_>) -> Vec<Finding>; 13] = [
+    high_resolution_timers,
+    clock_read_cost,
+    tsc_invariance,
+    non_monotonic_reads,
+    virtualized,
+    deep_idle_states,
+    timer_slack,
+    coarse_clocks,
+    tsc_frequency,
+    cpufreq_powersave,
+    preemption,
+    few_cpus,
+    tai_offset,
+];
+
+/// All findings for a report's clocks and machine (and its idle-latency
+/// part, whose finding comes last): warnings first, otherwise in the order
+/// of the rules in `spec/clocks.md`.
+pub fn findings(
+    clocks: &[ClockInfo],
+    machine: &MachineInfo,
+    idle: Option<&IdleLatency>,
+) -> Vec<Finding> {
+    let inputs = Inputs { clocks, machine };
+    let mut out: Vec<Finding> = RULES.iter().flat_map(|rule| rule(&inputs)).collect();
+    // Warnings first; the sort is stable, so each group keeps the rules' order.
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    out.extend(idle.and_then(|idle| idle_finding(idle, machine)));
+    out
+}
+
+fn high_resolution_timers(i: &Inputs<'_>) -> Vec<Finding> {
+    let machine = i.machine;
+    if machine.high_resolution_timers != Some(false) {
+        return Vec::new();
+    }
+    let tick = machine
+        .tick_hz
+        .map(|hz| format!(" ({})", human_ns(1e9 / hz as f64)))
+        .unwrap_or_default();
+    vec![finding(
+        Severity::Warning,
+        "high_resolution_timers_inactive",
+        format!(
+            "High-resolution timers are inactive: every timed wait is rounded up to the next \
+             kernel tick{tick}, so no sleep can be shorter or more precise than that."
+        ),
+    )]
+}
+
+fn clock_read_cost(i: &Inputs<'_>) -> Vec<Finding> {
+    let machine = i.machine;
+    let monotonic_cost = i.clock("MONOTONIC").map(|c| c.read_cost_ns);
     let syscall_source = machine
         .clocksource
         .as_deref()
@@ -72,124 +122,141 @@ pub(crate) fn findings(clocks: &[ClockInfo], machine: &MachineInfo) -> Vec<Findi
         } else {
             ""
         };
-        add(
+        return vec![finding(
             Severity::Warning,
             "clocksource_syscall",
             format!(
                 "The clocksource is {cs}, not tsc: every clock read is a system call{cost} instead \
                  of ~25 ns through the vDSO{hint}."
             ),
-        );
-    } else if let Some(ns) = monotonic_cost.filter(|&ns| ns > SLOW_READ_NS) {
-        let cs = machine
-            .clocksource
-            .as_deref()
-            .map(|cs| format!(" (clocksource {cs})"))
-            .unwrap_or_default();
-        add(
-            Severity::Warning,
-            "clock_read_slow",
-            format!(
-                "Reading CLOCK_MONOTONIC costs {} here{cs}, where a vDSO read on a TSC clocksource \
-                 takes ~25 ns: spin loops see the time less often and every timestamp costs more.",
-                human_ns(ns)
-            ),
-        );
+        )];
     }
+    let Some(ns) = monotonic_cost.filter(|&ns| ns > SLOW_READ_NS) else {
+        return Vec::new();
+    };
+    let cs = machine
+        .clocksource
+        .as_deref()
+        .map(|cs| format!(" (clocksource {cs})"))
+        .unwrap_or_default();
+    vec![finding(
+        Severity::Warning,
+        "clock_read_slow",
+        format!(
+            "Reading CLOCK_MONOTONIC costs {} here{cs}, where a vDSO read on a TSC clocksource \
+             takes ~25 ns: spin loops see the time less often and every timestamp costs more.",
+            human_ns(ns)
+        ),
+    )]
+}
 
-    if let Some(tsc) = machine.tsc.as_ref().filter(|t| !t.invariant()) {
-        let missing: Vec<&str> = [
-            (!tsc.constant_tsc).then_some("constant_tsc"),
-            (!tsc.nonstop_tsc).then_some("nonstop_tsc"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        add(
-            Severity::Warning,
-            "tsc_not_invariant",
-            format!(
-                "The TSC lacks {}: its rate may follow the CPU frequency or it may stop in deep \
-                 idle, so raw TSC ticks don't convert to time; use CLOCK_MONOTONIC.",
-                missing.join(" and ")
-            ),
-        );
-    }
+fn tsc_invariance(i: &Inputs<'_>) -> Vec<Finding> {
+    let Some(tsc) = i.machine.tsc.as_ref().filter(|t| !t.invariant()) else {
+        return Vec::new();
+    };
+    let missing: Vec<&str> = [
+        (!tsc.constant_tsc).then_some("constant_tsc"),
+        (!tsc.nonstop_tsc).then_some("nonstop_tsc"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    vec![finding(
+        Severity::Warning,
+        "tsc_not_invariant",
+        format!(
+            "The TSC lacks {}: its rate may follow the CPU frequency or it may stop in deep \
+             idle, so raw TSC ticks don't convert to time; use CLOCK_MONOTONIC.",
+            missing.join(" and ")
+        ),
+    )]
+}
 
-    for c in clocks
+fn non_monotonic_reads(i: &Inputs<'_>) -> Vec<Finding> {
+    i.clocks
         .iter()
         .filter(|c| c.available && c.monotonic_violations > 0)
         .filter(|c| MUST_BE_MONOTONIC.contains(&c.name.as_str()))
-    {
-        let why = if c.name == "TSC" || c.name == "RDTSCP" {
-            "the CPUs' counters are not in step, so TSC readings from different CPUs can't be compared"
-        } else {
-            "this clock should never go back; timestamps from it can't be trusted to order events"
-        };
-        add(
-            Severity::Warning,
-            "non_monotonic_reads",
-            format!(
-                "{} went backwards {} times in {} successive reads: {why}.",
-                c.name, c.monotonic_violations, c.samples
-            ),
-        );
-    }
+        .map(|c| {
+            let why = if c.name == "TSC" || c.name == "RDTSCP" {
+                "the CPUs' counters are not in step, so TSC readings from different CPUs can't be compared"
+            } else {
+                "this clock should never go back; timestamps from it can't be trusted to order events"
+            };
+            finding(
+                Severity::Warning,
+                "non_monotonic_reads",
+                format!(
+                    "{} went backwards {} times in {} successive reads: {why}.",
+                    c.name, c.monotonic_violations, c.samples
+                ),
+            )
+        })
+        .collect()
+}
 
-    if let Some(v) = &machine.virtualization {
-        let under = if v.hypervisor == "unknown" {
-            "a hypervisor".to_string()
-        } else {
-            v.hypervisor.clone()
-        };
-        let steal = machine
-            .steal_fraction
-            .filter(|&f| f > 0.0)
-            .map(|f| format!("; it has taken {:.2}% of CPU time since boot", f * 100.0))
-            .unwrap_or_default();
-        add(
-            Severity::Warning,
-            "virtualized",
-            format!(
-                "Running under {under}: wake-ups and spins are subject to the host's scheduling \
-                 (steal{steal}); compare against a pure spin measured in the same run."
-            ),
-        );
-    }
+fn virtualized(i: &Inputs<'_>) -> Vec<Finding> {
+    let Some(v) = &i.machine.virtualization else {
+        return Vec::new();
+    };
+    let under = if v.hypervisor == "unknown" {
+        "a hypervisor".to_string()
+    } else {
+        v.hypervisor.clone()
+    };
+    let steal = i
+        .machine
+        .steal_fraction
+        .filter(|&f| f > 0.0)
+        .map(|f| format!("; it has taken {:.2}% of CPU time since boot", f * 100.0))
+        .unwrap_or_default();
+    vec![finding(
+        Severity::Warning,
+        "virtualized",
+        format!(
+            "Running under {under}: wake-ups and spins are subject to the host's scheduling \
+             (steal{steal}); compare against a pure spin measured in the same run."
+        ),
+    )]
+}
 
-    let deep: Vec<_> = machine
+fn deep_idle_states(i: &Inputs<'_>) -> Vec<Finding> {
+    let deep: Vec<_> = i
+        .machine
         .idle_states
         .iter()
         .filter(|s| !s.disabled && s.exit_latency_us > DEEP_IDLE_US)
         .collect();
-    if let Some(worst) = deep.iter().map(|s| s.exit_latency_us).max() {
-        let names: Vec<String> = deep
-            .iter()
-            .map(|s| format!("{} ({} µs)", s.name, s.exit_latency_us))
-            .collect();
-        add(
-            Severity::Warning,
-            "deep_idle_states",
-            format!(
-                "CPU idle states {} take over {DEEP_IDLE_US} µs to exit: a wake-up that finds its \
-                 CPU asleep may come up to {worst} µs late; keeptime's learned margin absorbs this \
-                 by spinning longer.",
-                names.join(", ")
-            ),
-        );
-    }
+    let Some(worst) = deep.iter().map(|s| s.exit_latency_us).max() else {
+        return Vec::new();
+    };
+    let names: Vec<String> = deep
+        .iter()
+        .map(|s| format!("{} ({} µs)", s.name, s.exit_latency_us))
+        .collect();
+    vec![finding(
+        Severity::Warning,
+        "deep_idle_states",
+        format!(
+            "CPU idle states {} take over {DEEP_IDLE_US} µs to exit: a wake-up that finds its \
+             CPU asleep may come up to {worst} µs late; keeptime's learned margin absorbs this \
+             by spinning longer.",
+            names.join(", ")
+        ),
+    )]
+}
 
-    if machine.timer_slack_ns == Some(DEFAULT_TIMER_SLACK_NS) {
-        add(
+fn timer_slack(i: &Inputs<'_>) -> Vec<Finding> {
+    match i.machine.timer_slack_ns {
+        Some(DEFAULT_TIMER_SLACK_NS) => vec![finding(
             Severity::Info,
             "timer_slack_default",
             "This thread's timer slack is 50 µs (the Linux default): plain sleeps overshoot by at \
              least that much, so a 100 µs sleep takes 150 µs or more; keeptime sets 1 ns for its \
              own waits."
                 .to_string(),
-        );
-    } else if let Some(slack) = machine.timer_slack_ns.filter(|&s| s > 1_000) {
-        add(
+        )],
+        Some(slack) if slack > 1_000 => vec![finding(
             Severity::Info,
             "timer_slack_large",
             format!(
@@ -197,122 +264,143 @@ pub(crate) fn findings(clocks: &[ClockInfo], machine: &MachineInfo) -> Vec<Findi
                  keeptime sets 1 ns for its own waits.",
                 human_ns(slack as f64)
             ),
-        );
+        )],
+        _ => Vec::new(),
     }
+}
 
-    if let Some(coarse) = clock("MONOTONIC_COARSE") {
-        if let Some(step) = coarse.resolution_ns.filter(|&ns| ns >= 1_000) {
-            add(
-                Severity::Info,
-                "coarse_clocks",
-                format!(
-                    "MONOTONIC_COARSE and REALTIME_COARSE step every {} (the kernel tick): cheap \
-                     to read ({} each) but never time waits with them.",
-                    human_ns(step as f64),
-                    human_ns(coarse.read_cost_ns)
-                ),
-            );
-        }
+fn coarse_clocks(i: &Inputs<'_>) -> Vec<Finding> {
+    let Some(coarse) = i.clock("MONOTONIC_COARSE") else {
+        return Vec::new();
+    };
+    let Some(step) = coarse.resolution_ns.filter(|&ns| ns >= 1_000) else {
+        return Vec::new();
+    };
+    vec![finding(
+        Severity::Info,
+        "coarse_clocks",
+        format!(
+            "MONOTONIC_COARSE and REALTIME_COARSE step every {} (the kernel tick): cheap \
+             to read ({} each) but never time waits with them.",
+            human_ns(step as f64),
+            human_ns(coarse.read_cost_ns)
+        ),
+    )]
+}
+
+fn tsc_frequency(i: &Inputs<'_>) -> Vec<Finding> {
+    let Some(tsc) = &i.machine.tsc else {
+        return Vec::new();
+    };
+    let (Some(stated), Some(measured)) = (tsc.reported_frequency_hz, tsc.measured_frequency_hz)
+    else {
+        return Vec::new();
+    };
+    let ppm = ppm_apart(stated, measured);
+    if ppm <= MISMATCH_PPM {
+        return Vec::new();
     }
+    vec![finding(
+        Severity::Info,
+        "tsc_frequency_mismatch",
+        format!(
+            "CPUID states a TSC frequency of {} but it runs at {} against \
+             CLOCK_MONOTONIC_RAW ({ppm} ppm apart); the report uses the measured one.",
+            human_hz(stated),
+            human_hz(measured)
+        ),
+    )]
+}
 
-    if let Some(tsc) = &machine.tsc {
-        if let (Some(stated), Some(measured)) =
-            (tsc.reported_frequency_hz, tsc.measured_frequency_hz)
-        {
-            let ppm = ppm_apart(stated, measured);
-            if ppm > MISMATCH_PPM {
-                add(
-                    Severity::Info,
-                    "tsc_frequency_mismatch",
-                    format!(
-                        "CPUID states a TSC frequency of {} but it runs at {} against \
-                         CLOCK_MONOTONIC_RAW ({ppm} ppm apart); the report uses the measured one.",
-                        human_hz(stated),
-                        human_hz(measured)
-                    ),
-                );
-            }
-        }
+fn cpufreq_powersave(i: &Inputs<'_>) -> Vec<Finding> {
+    let machine = i.machine;
+    if machine.cpufreq_governor.as_deref() != Some("powersave") {
+        return Vec::new();
     }
+    let driver = machine
+        .cpufreq_driver
+        .as_deref()
+        .map(|d| format!(" (driver {d})"))
+        .unwrap_or_default();
+    vec![finding(
+        Severity::Info,
+        "cpufreq_powersave",
+        format!(
+            "The cpufreq governor is powersave{driver}: the CPU may run below its top \
+             frequency and ramp up after each wake-up, so wake-ups and spins can be slower \
+             than with performance."
+        ),
+    )]
+}
 
-    if machine.cpufreq_governor.as_deref() == Some("powersave") {
-        let driver = machine
-            .cpufreq_driver
-            .as_deref()
-            .map(|d| format!(" (driver {d})"))
-            .unwrap_or_default();
-        add(
-            Severity::Info,
-            "cpufreq_powersave",
-            format!(
-                "The cpufreq governor is powersave{driver}: the CPU may run below its top \
-                 frequency and ramp up after each wake-up, so wake-ups and spins can be slower \
-                 than with performance."
-            ),
-        );
-    }
-
+fn preemption(i: &Inputs<'_>) -> Vec<Finding> {
+    let machine = i.machine;
     let dynamic_not_preemptible = machine.preemption == Preemption::Dynamic
         && matches!(
             machine.preemption_mode.as_deref(),
             Some("none" | "voluntary")
         );
     if machine.preemption == Preemption::NoneOrVoluntary || dynamic_not_preemptible {
-        add(
+        vec![finding(
             Severity::Info,
             "kernel_not_preemptible",
             "The kernel does not preempt running kernel code (no PREEMPT in its build, or \
              preempt=none/voluntary): a woken thread may wait until a long system call on its CPU \
              reaches a preemption point."
                 .to_string(),
-        );
+        )]
     } else if machine.preemption == Preemption::Rt {
-        add(
+        vec![finding(
             Severity::Info,
             "kernel_preempt_rt",
             "The kernel is PREEMPT_RT: wake-up latency is as low and as bounded as Linux offers."
                 .to_string(),
-        );
+        )]
+    } else {
+        Vec::new()
     }
+}
 
-    if let Some(n) = machine
+fn few_cpus(i: &Inputs<'_>) -> Vec<Finding> {
+    let machine = i.machine;
+    let Some(n) = machine
         .cpus_online
         .or(machine.cpus_available)
         .filter(|&n| n <= 2)
-    {
-        let (severity, share) = if n == 1 {
-            (
-                Severity::Warning,
-                "the whole machine: every other thread waits behind it",
-            )
-        } else {
-            (Severity::Info, "half the machine")
-        };
-        add(
-            severity,
-            "few_cpus",
-            format!(
-                "Only {n} CPU{} online: a spinning wait occupies {share}; keeptime lets at most \
-                 one thread per CPU but one spin with the pause hint (the others yield as they \
-                 spin), and with more sleepers than CPUs caps their spins at half the machine.",
-                if n == 1 { "" } else { "s" }
-            ),
-        );
-    }
+    else {
+        return Vec::new();
+    };
+    let (severity, share) = if n == 1 {
+        (
+            Severity::Warning,
+            "the whole machine: every other thread waits behind it",
+        )
+    } else {
+        (Severity::Info, "half the machine")
+    };
+    vec![finding(
+        severity,
+        "few_cpus",
+        format!(
+            "Only {n} CPU{} online: a spinning wait occupies {share}; keeptime lets at most \
+             one thread per CPU but one spin with the pause hint (the others yield as they \
+             spin), and with more sleepers than CPUs caps their spins at half the machine.",
+            if n == 1 { "" } else { "s" }
+        ),
+    )]
+}
 
-    if machine.tai_offset_s == Some(0) {
-        add(
-            Severity::Info,
-            "tai_offset_unset",
-            "CLOCK_TAI equals CLOCK_REALTIME: nothing has told the kernel the TAI offset (NTP \
-             sets it to 37 s), so TAI here is not TAI."
-                .to_string(),
-        );
+fn tai_offset(i: &Inputs<'_>) -> Vec<Finding> {
+    if i.machine.tai_offset_s != Some(0) {
+        return Vec::new();
     }
-
-    // Warnings first; the sort is stable, so each group keeps the order above.
-    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
-    out
+    vec![finding(
+        Severity::Info,
+        "tai_offset_unset",
+        "CLOCK_TAI equals CLOCK_REALTIME: nothing has told the kernel the TAI offset (NTP \
+         sets it to 37 s), so TAI here is not TAI."
+            .to_string(),
+    )]
 }
 
 /// "2.700 GHz", "24.000 MHz".
@@ -380,7 +468,7 @@ mod tests {
     #[test]
     fn a_quiet_machine_has_no_findings() {
         let clocks = [clock("MONOTONIC", 1, 22.0)];
-        assert_eq!(findings(&clocks, &quiet_machine()), vec![]);
+        assert_eq!(findings(&clocks, &quiet_machine(), None), vec![]);
     }
 
     #[test]
@@ -430,7 +518,7 @@ mod tests {
             tai_offset_s: Some(0),
             ..quiet_machine()
         };
-        let found = findings(&clocks, &machine);
+        let found = findings(&clocks, &machine, None);
         assert_eq!(
             codes(&found),
             [
@@ -516,7 +604,7 @@ mod tests {
             clocksource: Some("kvm-clock".to_string()),
             ..quiet_machine()
         };
-        let found = findings(&clocks, &machine);
+        let found = findings(&clocks, &machine, None);
         assert_eq!(codes(&found), ["clock_read_slow"]);
         assert_eq!(
             found[0].message,
@@ -532,7 +620,7 @@ mod tests {
         realtime.monotonic_violations = 1;
         let mut monotonic = clock("MONOTONIC", 1, 22.0);
         monotonic.monotonic_violations = 2;
-        let found = findings(&[realtime, monotonic], &quiet_machine());
+        let found = findings(&[realtime, monotonic], &quiet_machine(), None);
         assert_eq!(codes(&found), ["non_monotonic_reads"]);
         assert!(found[0]
             .message
@@ -547,7 +635,7 @@ mod tests {
             preemption: Preemption::Rt,
             ..quiet_machine()
         };
-        let found = findings(&[], &machine);
+        let found = findings(&[], &machine, None);
         assert_eq!(
             codes(&found),
             ["few_cpus", "timer_slack_large", "kernel_preempt_rt"]

@@ -47,6 +47,11 @@
 //! | `kernel_preempt_rt` | info | a PREEMPT_RT kernel |
 //! | `few_cpus` | info (warning for 1) | two or fewer CPUs online |
 //! | `tai_offset_unset` | info | CLOCK_TAI equals CLOCK_REALTIME |
+//! | `idle_hint_available` | info (last) | a cpuidle driver with exit latency: the idle-latency hint pays |
+//! | `idle_hint_little_effect` | info (last) | cpuidle driver `none`: the hint changes little |
+//!
+//! The rules, their inputs and their order are in `spec/clocks.md`, with
+//! vectors (`spec/vectors/clocks.json`) every runtime replays.
 //!
 //! Inspection spins on the calling thread (about 5–150 ms in all, bounded by
 //! [`InspectOptions::time_limit_per_clock`] per clock) and sleeps once for
@@ -54,6 +59,7 @@
 //! it before changing that if the default is what you want to see.
 
 mod findings;
+mod idle;
 mod measure;
 mod report;
 
@@ -74,6 +80,8 @@ mod cpuid;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod tsc;
 
+pub use findings::findings;
+pub use idle::{DeviceAccess, IdleLatency, HINTABLE_DRIVERS};
 pub use measure::MIN_STEPS;
 pub use report::{
     ClockInfo, ClockReport, Finding, FrequencySource, IdleState, InspectOptions, MachineInfo,
@@ -93,10 +101,12 @@ pub fn inspect() -> ClockReport {
 /// options are faster and noisier.
 pub fn inspect_with(opts: &InspectOptions) -> ClockReport {
     let (clocks, machine) = platform::inspect(opts);
-    let findings = findings::findings(&clocks, &machine);
+    let idle_latency = IdleLatency::read();
+    let findings = findings::findings(&clocks, &machine, Some(&idle_latency));
     ClockReport {
         clocks,
         machine,
+        idle_latency: Some(idle_latency),
         findings,
     }
 }

@@ -57,6 +57,10 @@ pub struct ClockReport {
     pub clocks: Vec<ClockInfo>,
     /// The machine: kernel, CPU, clocksource, timers, idle states.
     pub machine: MachineInfo,
+    /// The cpuidle driver, the PM QoS CPU latency in force and whether this
+    /// process may hold a request (`None` in a report made from parts).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub idle_latency: Option<super::IdleLatency>,
     /// What the numbers mean for precise waiting, warnings first.
     pub findings: Vec<Finding>,
 }
@@ -80,8 +84,9 @@ impl ClockReport {
 ///
 /// For a clock that could not be read (`available == false`), the measured
 /// fields are zero / `None` and `error` says why.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct ClockInfo {
     /// Short upper-case name: "MONOTONIC", "MONOTONIC_RAW", …, "TSC", "RDTSCP".
     pub name: String,
@@ -177,6 +182,7 @@ impl fmt::Display for FrequencySource {
 /// `uname`, `prctl` and CPUID. Anything unreadable is `None` (or empty).
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct MachineInfo {
     /// `std::env::consts::OS`: "linux", "macos", "windows", …
     pub os: String,
@@ -236,6 +242,7 @@ pub struct MachineInfo {
 /// The TSC as `/proc/cpuinfo` and CPUID describe it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct TscInfo {
     /// Ticks at a fixed rate whatever the CPU's frequency.
     pub constant_tsc: bool,
@@ -261,8 +268,9 @@ impl TscInfo {
 }
 
 /// One CPU idle state (C-state) and what waking from it costs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct IdleState {
     /// The state's name ("POLL", "C1", "C6", …).
     pub name: String,
@@ -275,8 +283,9 @@ pub struct IdleState {
 }
 
 /// The hypervisor a machine runs under and how that was found out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct Virtualization {
     /// "KVM", "Xen", "VMware", "Hyper-V", …; "unknown" when only the CPU's
     /// hypervisor flag says so.
