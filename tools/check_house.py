@@ -80,7 +80,7 @@ COMMIT = re.compile(
 # A spec/ or docs/ Markdown path, with whatever directories lead to it.
 SPEC_DOC_PATH = re.compile(r"(?<![\w-])((?:\.\.?/|[\w.-]+/)*(?:spec|docs)/[\w./-]*?[\w-]+\.md)\b")
 # A Markdown link's target: [text](target) or [text](target#anchor).
-MD_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+MD_LINK = re.compile(r"\]\(([^)\s#]+)(?:#([^)\s]*))?\)")
 
 
 def exists_from(root: str, path: str, target: str) -> bool:
@@ -97,7 +97,11 @@ def exists_from(root: str, path: str, target: str) -> bool:
 
 
 def check_line(
-    path: str, lineno: int, line: str, exists: Callable[[str, str], bool]
+    path: str,
+    lineno: int,
+    line: str,
+    exists: Callable[[str, str], bool],
+    anchors: Callable[[str, str], set[str] | None] | None = None,
 ) -> list[Hit]:
     """Every finding on one line of the file at path (repository-relative)."""
     hits: list[Hit] = []
@@ -120,18 +124,50 @@ def check_line(
         add("absolute path")
     if COMMIT.search(line):
         add("commit hash")
+    missing: set[str] = set()
     for m in SPEC_DOC_PATH.finditer(line):
         target = m.group(1)
         if not exists(path, target):
+            missing.add(target)
             add(f"no such file: {target}")
     if path.endswith(".md"):
         for m in MD_LINK.finditer(line):
-            target = m.group(1)
+            target, anchor = m.group(1), m.group(2)
             if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
                 continue  # a URL
+            if target in missing:
+                continue  # reported above
             if not exists(path, target):
                 add(f"broken link: {target}")
+            elif anchor and anchors is not None and target.endswith(".md"):
+                found = anchors(path, target)
+                if found is not None and anchor not in found:
+                    add(f"no such heading: {target}#{anchor}")
     return hits
+
+
+def slug(heading: str) -> str:
+    """A Markdown heading's anchor, as GitHub makes it."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def headings_of(content: str) -> set[str]:
+    """The anchors of a Markdown file's headings (fenced code skipped)."""
+    found: set[str] = set()
+    fenced = False
+    for line in content.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        m = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            base = slug(m.group(1))
+            name, n = base, 1
+            while name in found:
+                name, n = f"{base}-{n}", n + 1
+            found.add(name)
+    return found
 
 
 def is_data(path: str) -> bool:
@@ -157,9 +193,21 @@ def check_file(root: str, path: str) -> list[Hit]:
         return []  # not text
     hits: list[Hit] = []
     exists = lambda p, t: exists_from(root, p, t)  # noqa: E731
+    anchors = lambda p, t: anchors_from(root, p, t)  # noqa: E731
     for n, line in enumerate(content.splitlines(), start=1):
-        hits.extend(check_line(path, n, line, exists))
+        hits.extend(check_line(path, n, line, exists, anchors))
     return hits
+
+
+def anchors_from(root: str, path: str, target: str) -> set[str] | None:
+    """The heading anchors of the Markdown file a link names (None if it
+    cannot be read)."""
+    for base in (os.path.dirname(path), ""):
+        candidate = os.path.join(root, base, target)
+        if os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8", errors="replace") as f:
+                return headings_of(f.read())
+    return None
 
 
 def tracked_files(root: str) -> list[str]:
@@ -186,8 +234,11 @@ def self_test() -> None:
         norm = os.path.normpath(os.path.join(os.path.dirname(path), target))
         return target in have or norm in have
 
+    def anchors(path: str, target: str) -> set[str] | None:
+        return headings_of("# How it waits\n## Crowds (host kind C)\n```\n# not a heading\n```\n## Crowds (host kind C)\n")
+
     def kinds(line: str, path: str = "README.md") -> list[str]:
-        return [h.kind for h in check_line(path, 1, line, exists)]
+        return [h.kind for h in check_line(path, 1, line, exists, anchors)]
 
     cases: list[tuple[str, str, list[str]]] = [
         # (file, line, the kinds expected, in check order)
@@ -223,9 +274,14 @@ def self_test() -> None:
         ("README.md", "see spec/nothing.md", ["no such file: spec/nothing.md"]),
         ("go/README.md", "see ../spec/sleep.md", []),
         ("go/README.md", "see ../docs/gone.md", ["no such file: ../docs/gone.md"]),
-        ("README.md", "[the page](docs/report.md#charts)", []),
+        ("README.md", "[the page](docs/report.md#how-it-waits)", []),
         ("README.md", "[python](python/README.md)", []),
         ("README.md", "[gone](python/GONE.md)", ["broken link: python/GONE.md"]),
+        ("README.md", "[gone](docs/gone.md)", ["no such file: docs/gone.md"]),
+        ("README.md", "[c](docs/report.md#crowds-host-kind-c)", []),
+        ("README.md", "[c](docs/report.md#crowds-host-kind-c-1)", []),
+        ("README.md", "[h](docs/report.md#how-it-waits)", []),
+        ("README.md", "[n](docs/report.md#not-a-heading)", ["no such heading: docs/report.md#not-a-heading"]),
         ("README.md", "[site](https://example.org/x.md)", []),
         ("docs/x.md", "[sleep](../spec/sleep.md)", []),
         ("docs/x.md", "[report](report.md)", []),
