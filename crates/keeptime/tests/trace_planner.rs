@@ -4,8 +4,8 @@
 //!
 //! The replay takes each OS wait's overshoot and thread CPU from the rows of
 //! the nearest recorded length, in file order, so the same trace gives the
-//! same decisions in every run. The pinned numbers are this version's
-//! decisions (spec/estimator.md v4, spec/sleep.md); a change of behaviour
+//! same decisions in every run. The pinned numbers are the decisions that
+//! spec/estimator.md and spec/sleep.md define; a change of behaviour
 //! shows up here as a changed number, like a changed vector.
 
 use keeptime::sim::SimWait;
