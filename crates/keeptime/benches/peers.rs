@@ -1,12 +1,12 @@
 //! keeptime against its peers, measured side by side in one process.
 //!
-//! * Issue 10's frontier: keeptime at tail targets 5 %, 1 % and 0.1 % (and
+//! * The frontier: keeptime at tail targets 5 %, 1 % and 0.1 % (and
 //!   at 1 % holding the idle-latency hint at 0 µs), spin_sleep at native
 //!   accuracies 50, 100, 125 and 200 µs and its default, the 1 ms hybrid,
 //!   keeptime's Mode::Spin and a pure pause spin, at 250 µs, 1 ms, 2.5 ms and
 //!   10 ms, next to the oracle of a wake-up trace recorded in the same run;
 //!   `std::thread::sleep` is the OS-sleep baseline.
-//! * Issue 11's crowds: 4, 16 and 64 threads × 1 ms and 16 × 250 µs, each
+//! * The crowds: 4, 16 and 64 threads × 1 ms and 16 × 250 µs, each
 //!   thread sleeping in a loop, for keeptime (default, and with the idle
 //!   hint), spin_sleep's default and `std::thread::sleep`: p50, p99, max,
 //!   early, late share and process CPU.
@@ -424,7 +424,7 @@ fn main() {
     crowds(scale);
 }
 
-/// Issue 11's crowd rows: threads each sleeping `d` in a loop, every method
+/// The crowd rows: threads each sleeping `d` in a loop, every method
 /// in the same process, in two interleaved rounds, samples pooled.
 fn crowds(scale: f64) {
     let cpus = thread::available_parallelism().map_or(1, |n| n.get());
