@@ -1,7 +1,9 @@
 # keeptime: one Makefile for every part of the repository.
 #
-#   make bench   the main job: compare every way of waiting on this machine
-#   make test    everything CI checks: formatting, lints, tests, spec vectors
+#   make bench   the main job: compare every way of waiting on this machine,
+#                then write the run's HTML report and print its path
+#   make test    everything CI checks: formatting, lints, tests, spec vectors,
+#                the house check
 #
 # Each front end adds its own targets in mk/<part>.mk, appending to
 # TEST_TARGETS, so parts can be worked on without touching each other's rules.
@@ -30,7 +32,7 @@ test-rust:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime
 
 # The core's side-by-side comparison with std::thread::sleep, a pure spin and
-# the spin_sleep crate (issue 2's benchmark).
+# the spin_sleep crate, in one process (crates/keeptime/benches/peers.rs).
 bench-peers:
 	$(CARGO) bench --locked -p keeptime --bench peers
 

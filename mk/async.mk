@@ -1,4 +1,4 @@
-# Precise timers for async code (issue 14): keeptime::tokio (crates/keeptime,
+# Precise timers for async code: keeptime::tokio (crates/keeptime,
 # feature "tokio") and keeptime.asyncio (python/). Their tests run in
 # test-rust (the crate's self dev-dependency enables the feature) and
 # test-python; test-async-doc checks the feature's rustdoc (make test-rust

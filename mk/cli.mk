@@ -1,15 +1,24 @@
 # The keeptime command (crates/keeptime-cli): `make bench` runs its bench,
-# every way of waiting compared on this machine (about a minute). Its tests run
-# in test-rust; the JSON result schema is checked there too (tests/cli.rs).
-# `make bench BENCH_ARGS="--crowd 16"` adds the crowd block (issue 11): 16
-# threads sleeping 1 ms at once, keeptime vs clock-nanosleep-abs vs spin-pause
-# (about 7 s more).
+# every way of waiting compared on this machine (about a minute), and ends by
+# writing the run's HTML report (`keeptime bench --report`) and printing its
+# path. Its tests run in test-rust; the JSON result schema is checked there
+# too (tests/cli.rs).
+#
+#   make bench BENCH_ARGS="--crowd 16"   adds the crowd block: 16 threads
+#                     sleeping 1 ms at once, keeptime vs clock-nanosleep-abs vs
+#                     spin-pause (about 7 s more)
+#   make bench BENCH_REPORT=FILE         the page elsewhere (default
+#                     target/bench/report.html)
+
+BENCH_ARGS   ?=
+BENCH_REPORT ?= $(or $(CARGO_TARGET_DIR),target)/bench/report.html
 
 .PHONY: bench-cli fuzz-cli
 
-
 bench-cli:
-	$(CARGO) run --release --locked -p keeptime-cli -- bench $(BENCH_ARGS)
+	mkdir -p "$(dir $(BENCH_REPORT))"
+	$(CARGO) run --release --locked -p keeptime-cli -- bench $(BENCH_ARGS) --report "$(BENCH_REPORT)"
+	@echo "make bench: the report of this run is $(abspath $(BENCH_REPORT))"
 
 # Fuzz the duration parser (needs cargo-fuzz and a nightly toolchain, or
 # RUSTC_BOOTSTRAP=1 on stable). Not part of `make test`.

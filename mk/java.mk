@@ -1,4 +1,4 @@
-# The Java library (java/, issue 6): pure Java, Maven, JDK 17 baseline with a
+# The Java library (java/): pure Java, Maven, JDK 17 baseline with a
 # JDK 22+ variant (FFM timer slack) in a multi-release jar.
 #
 #   make test-java    JDK 25 builds the multi-release jar and runs the JUnit

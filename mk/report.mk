@@ -1,4 +1,4 @@
-# `keeptime report` (issue 12): one self-contained HTML page of bench results.
+# `keeptime report`: one self-contained HTML page of bench results.
 #
 # test-report (in make test, ~1 min after the first build): a real short bench
 # (a few samples per cell, two durations), the page it writes, and a two-file
@@ -11,7 +11,7 @@
 # drives it and never downloads a browser.
 #
 # report-screenshot: a default bench on this machine (release build, about
-# 45 s), its page, and docs/report.png (the README's picture) from it.
+# 45 s), its page, and docs/report.png (the picture in docs/report.md) from it.
 
 REPORT_NODE_DIR := crates/keeptime-cli/tests/browser
 REPORT_TEST_DIR := $(CURDIR)/target/report-test

@@ -1,4 +1,4 @@
-/* The opt-in idle-latency hint (issue 11, spec/idle-hint.md): bad values are
+/* The opt-in idle-latency hint (spec/idle-hint.md): bad values are
  * KT_EINVAL and request nothing; a held request writes the strictest live
  * value and ends with its last holder; a refusal is KT_OK, warns once per
  * process on stderr, and the sleeper still never wakes early.

@@ -1,4 +1,4 @@
-/* A sleeper's tail target and stats (issue 10): bad targets are KT_EINVAL and
+/* A sleeper's tail target and stats: bad targets are KT_EINVAL and
  * change nothing (no clamping), the target round-trips, and the stats of real
  * sleeps hold their invariants. No timing assertions: the machines are shared. */
 #define _POSIX_C_SOURCE 200809L

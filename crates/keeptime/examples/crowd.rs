@@ -1,6 +1,6 @@
 //! A crowd of sleepers, quickly: N threads each sleeping D in a loop, one
 //! method at a time, with the process CPU over each method's run. The full
-//! comparison (issue 11's rows, interleaved, with the idle hint) is
+//! comparison (every crowd shape, interleaved, with the idle hint) is
 //! `make bench-peers`; this is the quick look.
 //!
 //! ```text

@@ -243,7 +243,7 @@ pub enum Mode {
     /// CPU cost of the margin (a few µs) per sleep.
     #[default]
     Exact,
-    /// OS-only, compensated (seed 001's method): one OS wait that ends the
+    /// OS-only, compensated: one OS wait that ends the
     /// learned *median* overshoot before the deadline, no spin. Uses almost no
     /// CPU, but **may return before the deadline** (about half of the time by
     /// a few µs) and cannot wait less than the OS's minimum wake-up latency.
@@ -434,8 +434,9 @@ impl SleeperBuilder {
     /// tighter, so the learned margins shrink and exact sleeps cost less CPU.
     /// On an AMD EPYC KVM guest with `haltpoll`, holding it at 0 brought the
     /// wake-ups from 26 µs to 15 µs late at p50, and the least CPU for 1 %
-    /// late 1 ms sleeps from 6.6 % to 2.15 % (a recorded trace and
-    /// `tools/oracle.py`). With no cpuidle driver (`none`) it changes little.
+    /// late 1 ms sleeps from 6.6 % to 2.15 % (two recorded traces and
+    /// `keeptime trace --oracle`). With no cpuidle driver (`none`) it changes
+    /// little.
     ///
     /// **Price.** Idle CPUs poll instead of sleeping: more power, and on a
     /// virtual machine the host sees the vCPU as busy.

@@ -633,7 +633,7 @@ pub fn record(
 
 // ------------------------------------------------------------------- oracle
 
-/// Margins the oracle tries (µs), as `oracle.py`'s grid.
+/// Margins the oracle tries (µs).
 pub const ORACLE_MARGINS_US: [u64; 19] = [
     0, 2, 5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300,
 ];
@@ -641,7 +641,7 @@ pub const ORACLE_MARGINS_US: [u64; 19] = [
 /// Splits between the long and the short wait the oracle tries (µs).
 pub const ORACLE_SPLITS_US: [u64; 4] = [50, 100, 200, 400];
 
-/// Draws per plan `oracle.py` uses by default.
+/// Draws per plan by default.
 pub const ORACLE_DEFAULT_DRAWS: usize = 4000;
 
 /// A plan of the oracle's family.
@@ -669,7 +669,8 @@ pub enum OracleChoice {
 }
 
 impl fmt::Display for OracleChoice {
-    /// `oracle.py`'s wording (margins in µs).
+    /// The oracle's wording, as `keeptime trace --oracle` prints it (margins
+    /// in µs).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
         match *self {
@@ -721,13 +722,12 @@ pub enum OracleError {
     NoDraws,
 }
 
-/// `oracle.py`'s model, evaluated on a trace: draws fixed once, every plan
+/// The oracle's model, evaluated on a trace: draws fixed once, every plan
 /// of the family replayed against the same draws.
 ///
-/// Method (the same as `oracle.py`): `draws` pairs (u₁, u₂) uniform in [0, 1)
-/// (here from SplitMix64 seeded with `seed`; `oracle.py` uses Python's
-/// `random.Random(1)`, so the draws, not the method, differ and the figures
-/// agree to within sampling noise). An OS wait of length L with draw u takes
+/// Method: `draws` pairs (u₁, u₂) uniform in [0, 1) (from SplitMix64 seeded
+/// with `seed`, or given with [`Oracle::with_draws`]; other draws change the
+/// figures only within sampling noise). An OS wait of length L with draw u takes
 /// row ⌊u·n⌋ (file order) of the nearest recorded length's n rows: it wakes
 /// `max(0, overshoot)` after its target and costs that row's thread CPU. For
 /// a sleep of D, a plan (g1, S, g2) makes the first wait of L₁ = D − g1 − S
@@ -930,7 +930,7 @@ impl<'t> Oracle<'t> {
     }
 }
 
-/// The cheapest plan of `oracle.py`'s family for one sleep and tail target,
+/// The cheapest plan of the oracle's family for one sleep and tail target,
 /// from `draws` draws seeded with 1 (see [`Oracle`] for the method; build an
 /// [`Oracle`] once to ask about several durations and targets).
 pub fn oracle(

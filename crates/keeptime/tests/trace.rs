@@ -1,6 +1,7 @@
 //! Wake-up traces: loading (and every way a file can be wrong), writing,
-//! nearest-length lookup, summaries, the oracle (against `oracle.py`'s exact
-//! output on the shared trace) and the replay platform. Exact assertions on
+//! nearest-length lookup, summaries, the oracle (against the exact output of
+//! an independent Python implementation of the same model, given the same
+//! draws) and the replay platform. Exact assertions on
 //! recorded or hand-written data; the one real recording asserts invariants.
 
 use keeptime::sim::SimWait;
@@ -299,8 +300,8 @@ fn summary_is_nearest_rank() {
 // ------------------------------------------------------------------- oracle
 
 /// Python's `random.Random(1)`: MT19937 seeded by `init_by_array([1])`,
-/// `random()` from two outputs (53 bits). Only here, to hand the oracle
-/// `oracle.py`'s exact draws.
+/// `random()` from two outputs (53 bits). Only here, to hand the oracle the
+/// Python implementation's exact draws.
 struct PyRandom {
     mt: [u32; 624],
     i: usize,
@@ -371,7 +372,7 @@ impl PyRandom {
     }
 }
 
-/// `oracle.py`'s line for a plan.
+/// The Python implementation's line for a plan.
 fn py_line(p: &trace::OraclePlan) -> String {
     let d = p.duration_ns as f64 / 1e3;
     let t = p.tail_share * 100.0;
@@ -385,7 +386,7 @@ fn py_line(p: &trace::OraclePlan) -> String {
     }
 }
 
-/// The port's lines for `oracle.py`'s defaults, on `oracle.py`'s draws.
+/// The oracle's lines for the Python implementation's defaults, on its draws.
 fn with_python_draws(file: &str) -> String {
     let mut py = PyRandom::seeded_1();
     let draws: Vec<(f64, f64)> = (0..4000).map(|_| (py.random(), py.random())).collect();
@@ -401,8 +402,8 @@ fn with_python_draws(file: &str) -> String {
     lines.join("\n")
 }
 
-/// With Python's draws the port prints what `oracle.py` printed (run by hand:
-/// `../shared/tools/oracle.py tests/data/amd-epyc-kvm-haltpoll.csv.gz`).
+/// With Python's draws the oracle prints what the Python implementation
+/// printed for `tests/data/amd-epyc-kvm-haltpoll.csv.gz` (run by hand).
 #[test]
 fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
     let expected = "   100us    5.0%   30.21  one OS wait, margin 35 (late 4.58%)
@@ -423,8 +424,7 @@ fn the_oracle_reproduces_oracle_py_exactly_given_its_draws() {
     assert_eq!(with_python_draws("amd-epyc-kvm-haltpoll.csv.gz"), expected);
 }
 
-/// The same on this host's busy trace (`oracle.py
-/// tests/data/amd-epyc-kvm-nocpuidle-busy.csv.gz`): a pure spin where no plan
+/// The same on a busy trace (`tests/data/amd-epyc-kvm-nocpuidle-busy.csv.gz`): a pure spin where no plan
 /// meets the tail, and the first plan ("margin 100" at 100 µs: no OS wait
 /// fits) where a pure spin is the cheapest that does.
 #[test]

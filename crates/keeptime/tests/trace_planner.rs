@@ -4,8 +4,8 @@
 //!
 //! The replay takes each OS wait's overshoot and thread CPU from the rows of
 //! the nearest recorded length, in file order, so the same trace gives the
-//! same decisions in every run. The pinned numbers are this version's
-//! decisions (spec/estimator.md v4, spec/sleep.md); a change of behaviour
+//! same decisions in every run. The pinned numbers are the decisions that
+//! spec/estimator.md and spec/sleep.md define; a change of behaviour
 //! shows up here as a changed number, like a changed vector.
 
 use keeptime::sim::SimWait;
@@ -95,7 +95,7 @@ fn haltpoll_host_one_wait_at_1ms() {
     // Every OS wait costs ~20 µs of CPU and wakes ~26 µs late. The 1 ms
     // sleep ends with a long wait 91 µs before the deadline and a short one
     // 41 µs before it (the short bucket's tail at half the budget), then a
-    // spin: 6.45 % CPU, where oracle.py finds 6.43 % on this trace.
+    // spin: 6.45 % CPU, where the oracle finds 6.43 % on this trace.
     let n = 3_000;
     let r = replay(
         "amd-epyc-kvm-haltpoll.csv.gz",
@@ -130,20 +130,20 @@ fn haltpoll_host_targets_trade_cpu_for_tail() {
         late.push(r.stats.late);
     }
     // 250 µs: one wait at every target (a short second wait is not cheaper
-    // when each costs 20 µs); stricter targets spin longer. oracle.py on this
-    // trace: 13.6 % at 5 %, 19.5 % at 1 %, 33.5 % at 0.1 %.
+    // when each costs 20 µs); stricter targets spin longer. The oracle on
+    // this trace (the draws tests/trace.rs pins): 13.6 % at 5 %, 19.5 % at 1 %, 33.5 % at 0.1 %.
     assert_eq!(cpu, ["13.32", "19.23", "34.26"]);
     assert_eq!(late, [44, 21, 2]);
 }
 
 #[test]
 fn this_host_without_cpuidle_at_1ms_and_10ms() {
-    // This project's AMD host without a cpuidle driver, recorded while other
+    // An AMD EPYC KVM guest without a cpuidle driver, recorded while other
     // builds ran: waits from 640 µs up have a 1 % tail of 0.2–1.6 ms. At 1 ms
     // no established short bucket makes a two-wait plan pay yet, so the
-    // planner waits 491 µs and spins the rest (27.8 % CPU; oracle.py finds
+    // planner waits 491 µs and spins the rest (27.8 % CPU; the oracle finds
     // 10.1 % with a split it has not established); at 10 ms it stays within
-    // the target where no plan of oracle.py's does (it spins).
+    // the target where no plan of the oracle's family does (it spins).
     let n = 2_000;
     let r = replay(
         "amd-epyc-kvm-nocpuidle.csv.gz",

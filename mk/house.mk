@@ -1,0 +1,17 @@
+# The house check (tools/check_house.py): no issue numbers, seed document
+# names, absolute paths, commit hashes or citations of files the repository
+# does not have, in any tracked code, make file, spec or README; relative
+# Markdown links must resolve. It prints FILE:LINE: KIND for each finding and
+# fails. Its self-test runs first: the patterns on strings, exact results.
+#
+#   make test-house    the self-test, then the whole tree (about a second)
+
+HOUSE_CHECK := python3 tools/check_house.py
+
+TEST_TARGETS += test-house
+
+.PHONY: test-house
+
+test-house:
+	$(HOUSE_CHECK) --self-test
+	$(HOUSE_CHECK)
