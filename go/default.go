@@ -7,7 +7,8 @@ import (
 
 // Sleep pauses the calling goroutine for at least d, typically a fraction of
 // a microsecond more (Exact mode; see Sleeper). A negative or zero d returns
-// at once, like time.Sleep. Safe for concurrent use.
+// at once, like time.Sleep. Safe for concurrent use. As in SleepUntil,
+// the final few µs of the spin run after the borrowed sleeper is given back.
 //
 // It uses the default tail target (TailBalanced, 1 %); keep a Sleeper of
 // your own for another target or for its Stats.
@@ -18,18 +19,28 @@ func Sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	c := clk()
+	deadline := satAdd(c.nowNs(), durationNs(d))
 	s := sharedSleepers.get()
-	s.Sleep(d)
+	h := s.toHandoff(deadline)
 	sharedSleepers.put(s)
+	h.finishOn(c)
 }
 
 // SleepUntil pauses the calling goroutine until t, never returning before
 // time.Now() reaches t by its monotonic reading (Exact mode; see Sleeper). A
 // t in the past returns at once. Safe for concurrent use.
+//
+// The borrowed sleeper does everything but the last few µs of the final
+// spin: it is given back before that spin, which runs here, so the loop's
+// exit is the return to the caller.
 func SleepUntil(t time.Time) {
+	c := clk()
+	deadline := c.deadlineNs(t)
 	s := sharedSleepers.get()
-	s.SleepUntil(t)
+	h := s.toHandoff(deadline)
 	sharedSleepers.put(s)
+	h.finishOn(c)
 }
 
 // sharedSleepers are the Exact sleepers behind Sleep and SleepUntil.
