@@ -24,7 +24,9 @@ func Sleep(d time.Duration) {
 	s := sharedSleepers.get()
 	h := s.toHandoff(deadline)
 	sharedSleepers.put(s)
-	h.finishOn(c)
+	for now := h.now; now < h.until; now = c.nowNs() {
+		cpuRelax()
+	}
 }
 
 // SleepUntil pauses the calling goroutine until t, never returning before
@@ -40,7 +42,9 @@ func SleepUntil(t time.Time) {
 	s := sharedSleepers.get()
 	h := s.toHandoff(deadline)
 	sharedSleepers.put(s)
-	h.finishOn(c)
+	for now := h.now; now < h.until; now = c.nowNs() {
+		cpuRelax()
+	}
 }
 
 // sharedSleepers are the Exact sleepers behind Sleep and SleepUntil.

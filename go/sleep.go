@@ -56,23 +56,14 @@ type handoff struct {
 func done(now uint64) handoff { return handoff{now: now, until: now} }
 
 // finish is the last stretch on platform p: the pause hint until the clock
-// reads until; it returns that reading (the sleep's value).
+// reads until; it returns that reading (the sleep's value). On the real
+// clock the exported waits write this loop out themselves (cpuRelax and
+// clock.nowNs, no interface calls), so that its exit is their return.
 func (h handoff) finish(p platform) uint64 {
 	now := h.now
 	for now < h.until {
 		p.relax()
 		now = p.now()
-	}
-	return now
-}
-
-// finishOn is finish on the real clock, without the interface calls: the
-// loop the exported waits end with.
-func (h handoff) finishOn(c *clock) uint64 {
-	now := h.now
-	for now < h.until {
-		cpuRelax()
-		now = c.nowNs()
 	}
 	return now
 }
@@ -396,7 +387,14 @@ func (s *Sleeper) Sleep(d time.Duration) {
 		return
 	}
 	p := s.platform()
-	s.toHandoff(satAdd(p.now(), durationNs(d))).finishFor(p)
+	h := s.toHandoff(satAdd(p.now(), durationNs(d)))
+	if sys, ok := p.(*system); ok {
+		for now := h.now; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
+		return
+	}
+	h.finish(p)
 }
 
 // SleepUntil pauses the calling goroutine until t: in Exact and Spin mode it
@@ -406,7 +404,14 @@ func (s *Sleeper) Sleep(d time.Duration) {
 // call.
 func (s *Sleeper) SleepUntil(t time.Time) {
 	p := s.platform()
-	s.toHandoff(deadlineOn(p, t)).finishFor(p)
+	h := s.toHandoff(deadlineOn(p, t))
+	if sys, ok := p.(*system); ok {
+		for now := h.now; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
+		return
+	}
+	h.finish(p)
 }
 
 // deadlineOn is t on p's clock. Simulated platforms have their own clock: t
@@ -416,15 +421,6 @@ func deadlineOn(p platform, t time.Time) uint64 {
 		return sys.c.deadlineNs(t)
 	}
 	return satAdd(p.now(), durationNs(time.Until(t)))
-}
-
-// finishFor is the last stretch on p: on the real clock without interface
-// calls, on a simulated one through them.
-func (h handoff) finishFor(p platform) uint64 {
-	if sys, ok := p.(*system); ok {
-		return h.finishOn(sys.c)
-	}
-	return h.finish(p)
 }
 
 // sleepUntilNs is the algorithm of spec/sleep.md: it sleeps until deadline on

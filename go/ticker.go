@@ -140,9 +140,18 @@ func (t *Ticker) Wait() Tick {
 	h := t.sleeper.toHandoff(deadline)
 	tk = t.sched.woke(max(h.now, h.until))
 	tick := t.tickOf(tk)
-	if h.until > h.now {
-		tick.Lateness = durationOf(h.finishFor(p) - h.until)
+	if h.until <= h.now {
+		return tick
 	}
+	now := h.now
+	if sys, ok := p.(*system); ok {
+		for ; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
+	} else {
+		now = h.finish(p)
+	}
+	tick.Lateness = durationOf(now - h.until)
 	return tick
 }
 
