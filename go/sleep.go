@@ -202,7 +202,7 @@ const (
 	// sleeper's TailTarget. Never returns early; all but the target's share
 	// of sleeps end within a fraction of a microsecond of the deadline.
 	Exact Mode = iota
-	// Efficient is seed 001's compensated sleep: one OS wait that ends the
+	// Efficient is the compensated sleep: one OS wait that ends the
 	// learned median overshoot before the deadline, and no spin. Almost no
 	// CPU, but it MAY RETURN BEFORE THE DEADLINE (about half the time, by a
 	// few µs) and cannot wait less than the OS's wake-up latency. The one

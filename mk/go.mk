@@ -1,4 +1,4 @@
-# The Go module in go/ (issue 5): a native, pure-Go keeptime (no cgo).
+# The Go module in go/: a native, pure-Go keeptime (no cgo).
 #
 #   make test-go    gofmt, go vet (also for a non-Linux target, so the
 #                   fallback keeps compiling) and the tests under the race
