@@ -20,10 +20,7 @@ func Sleep(d time.Duration) {
 		return
 	}
 	c := clk()
-	deadline := satAdd(c.nowNs(), durationNs(d))
-	s := sharedSleepers.get()
-	h := s.toHandoff(deadline)
-	sharedSleepers.put(s)
+	h := sharedSleepers.toHandoff(satAdd(c.nowNs(), durationNs(d)))
 	for now := h.now; now < h.until; now = c.nowNs() {
 		cpuRelax()
 	}
@@ -38,10 +35,7 @@ func Sleep(d time.Duration) {
 // exit is the return to the caller.
 func SleepUntil(t time.Time) {
 	c := clk()
-	deadline := c.deadlineNs(t)
-	s := sharedSleepers.get()
-	h := s.toHandoff(deadline)
-	sharedSleepers.put(s)
+	h := sharedSleepers.toHandoff(c.deadlineNs(t))
 	for now := h.now; now < h.until; now = c.nowNs() {
 		cpuRelax()
 	}
@@ -85,6 +79,15 @@ func (p *sleeperPool) get() *Sleeper {
 	}
 	p.mu.Unlock()
 	return NewSleeper(Exact)
+}
+
+// toHandoff is a sleep of a borrowed sleeper up to its hand-off: the
+// sleeper is back in the list before the caller spins the last stretch.
+func (p *sleeperPool) toHandoff(deadline uint64) handoff {
+	s := p.get()
+	h := s.toHandoff(deadline)
+	p.put(s)
+	return h
 }
 
 func (p *sleeperPool) put(s *Sleeper) {

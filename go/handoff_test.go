@@ -108,3 +108,28 @@ func TestATickIsRecordedBeforeItsFinalSpinAndReportsTheSpinsEnd(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 tick recorded on time", st)
 	}
 }
+
+// The package functions' sleeper is back in the shared list, its stats
+// final, before the last stretch is spun.
+func TestASharedSleeperIsGivenBackBeforeTheLastStretch(t *testing.T) {
+	sim := newSim(0)
+	s := newSleeperOn(sim, Exact)
+	var pool sleeperPool
+	pool.put(s)
+	sim.overshoots = []uint64{10_000}
+	h := pool.toHandoff(1_000_000)
+	if h.until != 1_000_000 || h.now >= h.until || h.until-h.now > handoffNs {
+		t.Fatalf("hand-off %+v, want the last stretch of at most %d ns before 1000000 still to spin", h, handoffNs)
+	}
+	if len(pool.free) != 1 || pool.free[0] != s {
+		t.Fatalf("free list %v, want the sleeper back", pool.free)
+	}
+	start := sim.waits[len(sim.waits)-1].woke // where the spin began
+	if sim.spinning || sim.sleepers != 0 || s.stats.spinNs != 1_000_000-start {
+		t.Fatalf("spinning %v, sleepers %d, stats %+v before the last stretch", sim.spinning, sim.sleepers, s.stats)
+	}
+	relaxes := sim.relaxes
+	if got := h.finish(sim); got != firstStepAtOrPast(start, 100, 1_000_000) || sim.relaxes == relaxes {
+		t.Fatalf("the last stretch ended at %d after %d steps", got, sim.relaxes-relaxes)
+	}
+}
