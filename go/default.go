@@ -7,7 +7,8 @@ import (
 
 // Sleep pauses the calling goroutine for at least d, typically a fraction of
 // a microsecond more (Exact mode; see Sleeper). A negative or zero d returns
-// at once, like time.Sleep. Safe for concurrent use.
+// at once, like time.Sleep. Safe for concurrent use. As in SleepUntil,
+// the final few µs of the spin run after the borrowed sleeper is given back.
 //
 // It uses the default tail target (TailBalanced, 1 %); keep a Sleeper of
 // your own for another target or for its Stats.
@@ -18,18 +19,26 @@ func Sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	s := sharedSleepers.get()
-	s.Sleep(d)
-	sharedSleepers.put(s)
+	c := clk()
+	h := sharedSleepers.toHandoff(satAdd(c.nowNs(), durationNs(d)))
+	for now := h.now; now < h.until; now = c.nowNs() {
+		cpuRelax()
+	}
 }
 
 // SleepUntil pauses the calling goroutine until t, never returning before
 // time.Now() reaches t by its monotonic reading (Exact mode; see Sleeper). A
 // t in the past returns at once. Safe for concurrent use.
+//
+// The borrowed sleeper does everything but the last few µs of the final
+// spin: it is given back before that spin, which runs here, so the loop's
+// exit is the return to the caller.
 func SleepUntil(t time.Time) {
-	s := sharedSleepers.get()
-	s.SleepUntil(t)
-	sharedSleepers.put(s)
+	c := clk()
+	h := sharedSleepers.toHandoff(c.deadlineNs(t))
+	for now := h.now; now < h.until; now = c.nowNs() {
+		cpuRelax()
+	}
 }
 
 // sharedSleepers are the Exact sleepers behind Sleep and SleepUntil.
@@ -70,6 +79,15 @@ func (p *sleeperPool) get() *Sleeper {
 	}
 	p.mu.Unlock()
 	return NewSleeper(Exact)
+}
+
+// toHandoff is a sleep of a borrowed sleeper up to its hand-off: the
+// sleeper is back in the list before the caller spins the last stretch.
+func (p *sleeperPool) toHandoff(deadline uint64) handoff {
+	s := p.get()
+	h := s.toHandoff(deadline)
+	p.put(s)
+	return h
 }
 
 func (p *sleeperPool) put(s *Sleeper) {

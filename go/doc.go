@@ -40,6 +40,11 @@
 //     late sleeps meets the Sleeper's TailTarget. This package replays the
 //     spec's JSON vectors bit for bit, like the Rust core and the Java
 //     library.
+//   - A spin-finished wait does all its bookkeeping (stats, spin slot, crowd
+//     count, the borrowed shared sleeper) before its last 5 µs, which the
+//     exported call spins itself: the loop's exit is the return to the
+//     caller, so nothing cold runs between the deadline and the caller's
+//     next instruction (spec/sleep.md, "Hand-off").
 //   - The OS thread that does an OS wait gets a 1 ns Linux timer slack
 //     (Sleeper.SetTimerSlack opts out).
 //   - At most max(1, runtime.NumCPU()-1) goroutines spin with the pause

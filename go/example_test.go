@@ -47,7 +47,7 @@ func ExampleNewSleeper() {
 	exact := keeptime.NewSleeper(keeptime.Exact)
 	exact.Sleep(500 * time.Microsecond) // never early, a fraction of a µs late
 
-	// Seed 001's compensated sleep: no spin, almost no CPU, may end a few µs early.
+	// The compensated sleep: no spin, almost no CPU, may end a few µs early.
 	cheap := keeptime.NewSleeper(keeptime.Efficient)
 	cheap.Sleep(500 * time.Microsecond)
 	fmt.Println(exact.Mode(), cheap.Mode())

@@ -68,12 +68,12 @@ func TestASleepTakesAChunkOnlyAsItsFirstWait(t *testing.T) {
 	}
 	// The chunk (524 287 ns) wakes 3 µs late with 472 713 ns to go: one
 	// bucket-5 wait ending its margin (3071 ns) early, then 71 ns of spin
-	// (one 100 ns step).
+	// (one 100 ns step, within the hand-off: counted to the deadline).
 	want := []simWait{{0, 524_287, 527_287, false}, {527_287, 996_929, 999_929, false}}
 	if len(sim.waits) != 2 || sim.waits[0] != want[0] || sim.waits[1] != want[1] {
 		t.Fatalf("waits %v, want %v", sim.waits, want)
 	}
-	if st := s.stats; st != (sleepStats{sleeps: 1, late: 0, osWaits: 2, spinNs: 100, cpuEstimateNs: 200_100}) {
+	if st := s.stats; st != (sleepStats{sleeps: 1, late: 0, osWaits: 2, spinNs: 71, cpuEstimateNs: 200_071}) {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -53,6 +53,9 @@ func TestSleepIsNeverEarlyUnderConcurrency(t *testing.T) {
 	if n := spinners.Load(); n != 0 {
 		t.Fatalf("%d spin slots still held", n)
 	}
+	if n := sleepers.Load(); n != 0 {
+		t.Fatalf("%d sleepers still counted", n)
+	}
 }
 
 func TestSpinModeIsNeverEarly(t *testing.T) {
@@ -123,8 +126,13 @@ func TestTickerDeadlinesNeverDrift(t *testing.T) {
 			}
 			next = tk.NextDeadline()
 			tick := tk.Wait()
-			if time.Now().Before(tick.Scheduled) {
+			now := time.Now() // the caller's own reading, after Wait returned
+			if now.Before(tick.Scheduled) {
 				t.Fatalf("%v: tick %d delivered before its deadline", policy, tick.Index)
+			}
+			// The tick's own view (its last reading) is never after the caller's.
+			if now.Before(tick.Scheduled.Add(tick.Lateness)) {
+				t.Fatalf("%v: tick %d reports a lateness past the caller's reading", policy, tick.Index)
 			}
 			if tick.Lateness < 0 {
 				t.Fatalf("%v: negative lateness", policy)

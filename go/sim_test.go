@@ -37,6 +37,11 @@ type simPlatform struct {
 	cpu             uint64
 	locked          int // lockThread depth
 	cpuReads        int
+	// released, releasedAt and relaxesAtRelease: whether the spin slot was
+	// given back, and the clock and the count of relax steps when it last
+	// was (a sleep's hand-off gives it back before its last steps).
+	released                     bool
+	releasedAt, relaxesAtRelease uint64
 }
 
 // simWait is one OS wait: [issued, target, woke, interrupted] in the vectors.
@@ -97,7 +102,10 @@ func (s *simPlatform) tryBeginSpin() bool {
 	return s.slotsFree
 }
 
-func (s *simPlatform) endSpin() { s.spinning = false }
+func (s *simPlatform) endSpin() {
+	s.spinning = false
+	s.released, s.releasedAt, s.relaxesAtRelease = true, s.clock, s.relaxes
+}
 
 func (s *simPlatform) enterSleep() int {
 	s.sleepers++

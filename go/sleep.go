@@ -34,7 +34,39 @@ const (
 	// without a slot: a pausing spinner holds a CPU that other sleepers'
 	// wake-ups need.
 	crowdPauseNs = 5_000
+	// handoffNs: the last stretch of a spin-finished sleep runs in the
+	// outermost call, the one that returns to the caller (spec/sleep.md,
+	// "Hand-off"). All the bookkeeping (stats, the spin slot, the crowd
+	// count, the shared sleeper) is done before it, so the loop's exit is
+	// the return, and what the return path touches is touched a few µs
+	// before the deadline, not after it. At most crowdPauseNs, so the
+	// hand-off never changes whether a step pauses or yields.
+	handoffNs = 5_000
 )
+
+// handoff is where a sleep stands when it hands off to its outermost call:
+// the last clock reading, and the deadline still to spin to (until <= now
+// when nothing is left: the deadline passed, or the sleep ended without a
+// spin).
+type handoff struct {
+	now, until uint64
+}
+
+// done is a hand-off with nothing left to spin: the sleep ends at now.
+func done(now uint64) handoff { return handoff{now: now, until: now} }
+
+// finish is the last stretch on platform p: the pause hint until the clock
+// reads until; it returns that reading (the sleep's value). On the real
+// clock the exported waits write this loop out themselves (cpuRelax and
+// clock.nowNs, no interface calls), so that its exit is their return.
+func (h handoff) finish(p platform) uint64 {
+	now := h.now
+	for now < h.until {
+		p.relax()
+		now = p.now()
+	}
+	return now
+}
 
 // splitsNs are the lengths of the short second OS wait that a two-wait plan
 // leaves after its long first one (planExact), in the order tried.
@@ -170,7 +202,7 @@ const (
 	// sleeper's TailTarget. Never returns early; all but the target's share
 	// of sleeps end within a fraction of a microsecond of the deadline.
 	Exact Mode = iota
-	// Efficient is seed 001's compensated sleep: one OS wait that ends the
+	// Efficient is the compensated sleep: one OS wait that ends the
 	// learned median overshoot before the deadline, and no spin. Almost no
 	// CPU, but it MAY RETURN BEFORE THE DEADLINE (about half the time, by a
 	// few µs) and cannot wait less than the OS's wake-up latency. The one
@@ -355,7 +387,14 @@ func (s *Sleeper) Sleep(d time.Duration) {
 		return
 	}
 	p := s.platform()
-	s.sleepUntilNs(satAdd(p.now(), durationNs(d)))
+	h := s.toHandoff(satAdd(p.now(), durationNs(d)))
+	if sys, ok := p.(*system); ok {
+		for now := h.now; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
+		return
+	}
+	h.finish(p)
 }
 
 // SleepUntil pauses the calling goroutine until t: in Exact and Spin mode it
@@ -365,22 +404,38 @@ func (s *Sleeper) Sleep(d time.Duration) {
 // call.
 func (s *Sleeper) SleepUntil(t time.Time) {
 	p := s.platform()
+	h := s.toHandoff(deadlineOn(p, t))
 	if sys, ok := p.(*system); ok {
-		s.sleepUntilNs(sys.c.deadlineNs(t))
+		for now := h.now; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
 		return
 	}
-	// Simulated platforms have their own clock: t is taken relative to the
-	// real clock and placed on theirs.
-	s.sleepUntilNs(satAdd(p.now(), durationNs(time.Until(t))))
+	h.finish(p)
+}
+
+// deadlineOn is t on p's clock. Simulated platforms have their own clock: t
+// is taken relative to the real clock and placed on theirs.
+func deadlineOn(p platform, t time.Time) uint64 {
+	if sys, ok := p.(*system); ok {
+		return sys.c.deadlineNs(t)
+	}
+	return satAdd(p.now(), durationNs(time.Until(t)))
 }
 
 // sleepUntilNs is the algorithm of spec/sleep.md: it sleeps until deadline on
 // the platform's clock and returns the first clock reading after the wait.
 func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
+	return s.toHandoff(deadline).finish(s.platform())
+}
+
+// toHandoff is everything of a sleep but its last handoffNs: the caller
+// spins the rest with handoff.finish (spec/sleep.md, "Hand-off").
+func (s *Sleeper) toHandoff(deadline uint64) handoff {
 	p := s.platform()
 	now := p.now()
 	if now >= deadline {
-		return now
+		return done(now)
 	}
 	p.prepareThread()
 	s.est.beginSleep()
@@ -393,7 +448,7 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 		if wait, ok := planEfficient(&s.est, deadline-now); ok {
 			now = s.osWait(p, now, wait)
 		}
-		return now
+		return done(now)
 	default: // Exact, and any out-of-range Mode value
 		return s.exactSleep(p, deadline, now)
 	}
@@ -403,7 +458,7 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 // sleeper enters the process-wide count of sleepers (leaving it on every way
 // out, a panic or runtime.Goexit included), and a crowd's sleep (more
 // sleepers than CPUs) is capped, any other planned.
-func (s *Sleeper) exactSleep(p platform, deadline, now uint64) uint64 {
+func (s *Sleeper) exactSleep(p platform, deadline, now uint64) handoff {
 	n := p.enterSleep()
 	defer p.leaveSleep()
 	// cpus() >= 1: a sleeper alone is never a crowd, and the real
@@ -418,7 +473,7 @@ func (s *Sleeper) exactSleep(p platform, deadline, now uint64) uint64 {
 
 // plannedSleep is the sleep of a sleeper with a CPU to itself: the cheapest
 // plan that meets the tail target (spec/sleep.md, "planned_sleep").
-func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) uint64 {
+func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) handoff {
 	budget := uint64(s.target.PPM())
 	step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
 	for {
@@ -432,7 +487,7 @@ func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) uint64 {
 			if now > deadline {
 				s.stats.late++
 			}
-			return now
+			return done(now)
 		}
 		budget = plan.restBudgetPpm
 		if plan.split {
@@ -447,7 +502,7 @@ func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) uint64 {
 // (kept at least minSpin), then a spin that pauses only in the last
 // crowdPauseNs (spec/sleep.md, "Crowds"). No two-wait plans, chunks or
 // exploration; the wake-ups are learned as always.
-func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) uint64 {
+func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) handoff {
 	length := deadline - now
 	capNs := crowdSpinCap(uint64(cpus), uint64(n), length, s.est.cost(bucketOf(length)))
 	budget := uint64(s.target.PPM())
@@ -462,7 +517,7 @@ func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) uint
 			if now > deadline {
 				s.stats.late++
 			}
-			return now
+			return done(now)
 		}
 	}
 }
@@ -536,7 +591,7 @@ func waitThroughSignals(p platform, target uint64) {
 // spin slot it pauses (spin); without one it follows, a yield on every
 // iteration, never late by an OS wake-up and never holding a CPU that a
 // woken goroutine needs.
-func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) uint64 {
+func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) handoff {
 	if p.tryBeginSpin() {
 		defer p.endSpin()
 		return s.spin(p, deadline, now, pauseFor, near)
@@ -547,18 +602,25 @@ func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) uint6
 // follow is a spin without a spin slot: a yield (the one spin uses) on
 // every iteration until deadline. (As in spin, the spec's interrupt check
 // every 10 ms has nothing to check in Go.)
-func (s *Sleeper) follow(p platform, deadline, start uint64) uint64 {
+func (s *Sleeper) follow(p platform, deadline, start uint64) handoff {
 	return s.spin(p, deadline, start, 0, 0) // no pause at all: a yield per iteration
 }
 
 // spin spins on the clock until deadline: the pause hint for pauseFor (the
 // planned length of the spin) and always within near of the deadline
 // (spinNearNs; crowdPauseNs in a crowd), a yield on each iteration in
-// between. (The spec's interrupt check every 10 ms of yielding has nothing
-// to check in Go: there is no way to stop a Sleep early.)
-func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) uint64 {
+// between. A spin that pauses near the deadline (near >= handoffNs) hands
+// off its last handoffNs to the outermost call, counted as spin time to the
+// deadline; one that yields to the end (a follower) spins to the deadline
+// here. (The spec's interrupt check every 10 ms of yielding has nothing to
+// check in Go: there is no way to stop a Sleep early.)
+func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) handoff {
 	now := start
-	for now < deadline {
+	handoffAt := deadline
+	if near >= handoffNs {
+		handoffAt = satSub(deadline, handoffNs)
+	}
+	for now < handoffAt {
 		if now-start < pauseFor || deadline-now <= near {
 			p.relax()
 		} else {
@@ -566,8 +628,12 @@ func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) uint6
 		}
 		now = p.now()
 	}
+	if now < deadline {
+		s.addSpin(deadline - start)
+		return handoff{now: now, until: deadline}
+	}
 	s.addSpin(now - start)
-	return now
+	return done(now)
 }
 
 // addSpin counts a spin of ns in the stats.

@@ -320,10 +320,11 @@ func TestStatsCountSleepsLateWaitsSpinAndCPU(t *testing.T) {
 	s := newSleeperOn(sim, Exact)
 	// Bootstrap: one wait to 50 µs before, woke 10 µs late; a second OS wait
 	// (margin: the top of 10 µs's bin [8192, 10239]), woke 10 µs late, then
-	// a spin of 239 ns (3 steps of 100 ns).
+	// a spin of 239 ns to the deadline (3 steps of 100 ns, all within the
+	// hand-off: the spin is counted to the deadline, before the last step).
 	sim.overshoots = []uint64{10_000, 10_000}
 	s.sleepUntilNs(500_000)
-	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 300, CPUEstimate: 300 + 2*1_000}
+	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 239, CPUEstimate: 239 + 2*1_000}
 	if st := s.Stats(); st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}

@@ -126,12 +126,36 @@ func newTickerOn(s *Sleeper, period time.Duration, policy MissedTicks) (*Ticker,
 
 // Wait blocks until the next slot is due (or returns at once if it already
 // passed) and describes the slot delivered.
+//
+// The slot is recorded before the last few µs of the final spin
+// (spec/ticker.md): a wait that ends in a spin is recorded at its deadline,
+// and the Tick returned carries the lateness of the spin's last reading.
+// That spin is the last thing Wait does.
 func (t *Ticker) Wait() Tick {
 	p := t.sleeper.platform()
 	tk, deadline, wait := t.sched.poll(p.now())
-	if wait {
-		tk = t.sched.woke(t.sleeper.sleepUntilNs(deadline))
+	if !wait {
+		return t.tickOf(tk)
 	}
+	h := t.sleeper.toHandoff(deadline)
+	tk = t.sched.woke(max(h.now, h.until))
+	tick := t.tickOf(tk)
+	if h.until <= h.now {
+		return tick
+	}
+	now := h.now
+	if sys, ok := p.(*system); ok {
+		for ; now < h.until; now = sys.c.nowNs() {
+			cpuRelax()
+		}
+	} else {
+		now = h.finish(p)
+	}
+	tick.Lateness = durationOf(now - h.until)
+	return tick
+}
+
+func (t *Ticker) tickOf(tk tickNs) Tick {
 	return Tick{
 		Index:     tk.index,
 		Scheduled: t.timeOf(tk.scheduledNs),

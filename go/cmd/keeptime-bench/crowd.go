@@ -12,7 +12,7 @@ import (
 	keeptime "github.com/keeptime/keeptime/go"
 )
 
-// The crowd rows (issue 11): N goroutines, each sleeping 1 ms in a loop, at
+// The crowd rows: N goroutines, each sleeping 1 ms in a loop, at
 // once, with keeptime and with time.Sleep as the baseline, in the same run.
 //
 // Goroutines are not OS threads: Go runs them on GOMAXPROCS Ps. A keeptime
@@ -25,8 +25,19 @@ import (
 // goroutines are not locked to their threads: keeptime keeps a goroutine on
 // its thread only for the OS wait itself, which is all it needs.
 
-// lateThresholdNs is what the crowd rows count as late: more than 2 µs.
+// lateThresholdNs is what the bench counts as late: more than 2 µs.
 const lateThresholdNs = 2_000
+
+// lateCount is the number of errors above lateThresholdNs.
+func lateCount(errors []int64) uint64 {
+	var n uint64
+	for _, e := range errors {
+		if e > lateThresholdNs {
+			n++
+		}
+	}
+	return n
+}
 
 // crowdPlan is one crowd measurement.
 type crowdPlan struct {
@@ -127,13 +138,7 @@ func runCrowd(c clock, p crowdPlan, m crowdMethod) crowdRow {
 	cpu1, ok1 := processCPUNs()
 	all := slices.Concat(errs...)
 	s, _ := statsOf(all, uint64(wall), cpu1-cpu0)
-	row := crowdRow{method: m.name, goroutines: p.goroutines, stats: s, cpuOK: ok0 && ok1, hint: m.hint}
-	for _, e := range all {
-		if e > lateThresholdNs {
-			row.late++
-		}
-	}
-	return row
+	return crowdRow{method: m.name, goroutines: p.goroutines, stats: s, late: lateCount(all), cpuOK: ok0 && ok1, hint: m.hint}
 }
 
 // printCrowd writes the crowd rows, the idle-latency state they ran under

@@ -181,7 +181,7 @@ sys.exit(1 if errors else 0)
 func TestParseArgs(t *testing.T) {
 	var stderr bytes.Buffer
 	o, err := parseArgs(nil, &stderr)
-	if err != nil || len(o.durations) != 4 || len(o.methods) != len(defaultMethods) || o.samples != nil || o.target != keeptime.TailBalanced {
+	if err != nil || len(o.durations) != 6 || len(o.methods) != len(defaultMethods) || o.samples != nil || o.target != keeptime.TailBalanced {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 	for _, bad := range [][]string{

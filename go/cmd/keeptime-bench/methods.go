@@ -8,13 +8,13 @@ import (
 	keeptime "github.com/keeptime/keeptime/go"
 )
 
-// A method is one way of waiting, named after what it is and mapped to the
-// seed documents (DESIGN.md §1, §4). Each waits for d from start (the
-// deadline is start + d) and returns; the runner reads the clock right after.
+// A method is one way of waiting, named after what it is. Each waits for d
+// from start (the deadline is start + d) and returns; the runner reads the
+// clock right after.
 type method struct {
 	name           string
 	description    string
-	seed           string // "" when none
+	seed           string // the "seed" field of spec/bench-result.md; "" when none
 	mayReturnEarly bool
 	// defaultSlack runs the cell with the thread's timer slack as found at
 	// start-up (50 µs by default) instead of 1 ns.
@@ -31,20 +31,20 @@ type waiter func(deadline time.Time, d time.Duration)
 var allMethods = []method{
 	{
 		name:        "time-sleep",
-		description: "time.Sleep(d): the Go runtime's timers (seed 003)",
+		description: "time.Sleep(d): the Go runtime's timers",
 		seed:        "003", defaultSlack: true,
 		newWaiter: plain(func(_ time.Time, d time.Duration) { time.Sleep(d) }),
 	},
 	{
 		// The Rust bench's name for the same thing (spec/bench-result.md).
 		name:        "sleep-default-slack",
-		description: "syscall.Nanosleep(d) (unix.Nanosleep): a relative nanosleep with the default timer slack (seed 003)",
+		description: "syscall.Nanosleep(d) (unix.Nanosleep): a relative nanosleep with the default timer slack",
 		seed:        "000, 003", defaultSlack: true,
 		newWaiter: plain(nanosleepWaiter),
 	},
 	{
 		name:        "busy-loop",
-		description: "for time.Now().Before(deadline) {}: reads the clock in a tight loop (seed 000's while loop); a whole core",
+		description: "for time.Now().Before(deadline) {}: reads the clock in a tight loop (a pure spin); a whole core",
 		seed:        "000",
 		newWaiter: plain(func(deadline time.Time, _ time.Duration) {
 			for time.Now().Before(deadline) {

@@ -84,6 +84,8 @@ type cellResult struct {
 	Stats
 	// Sleeper: keeptime's cells only.
 	Sleeper *sleeperCell `json:"sleeper,omitempty"`
+	// late counts the errors above lateThresholdNs (printed, not exported).
+	late uint64
 }
 
 func ptr[T any](v T) *T { return &v }

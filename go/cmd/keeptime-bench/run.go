@@ -59,9 +59,11 @@ func (c clock) now() time.Duration { return time.Since(c.anchor) }
 // runtime.LockOSThread, so the thread CPU clock is the waiting thread's.
 //
 // One sample: read the clock (start), wait until start + d, read the clock
-// again; the error is that reading minus the deadline. The errors go into a
+// again as soon as the call returns; the error is that reading minus the
+// deadline. Every method is measured alike, from the caller: what a wait's
+// return path costs after the deadline is part of its error. The errors go into a
 // preallocated slice; nothing on the timed path allocates or prints.
-func runCell(c clock, cell cellPlan) (Stats, *sleeperCell) {
+func runCell(c clock, cell cellPlan) (Stats, uint64, *sleeperCell) {
 	wait, sleeper := cell.method.newWaiter(cell.target)
 	d := cell.duration
 	sample := func() int64 {
@@ -84,13 +86,14 @@ func runCell(c clock, cell cellPlan) (Stats, *sleeperCell) {
 	}
 	cpu, wall := threadCPUNs()-cpu0, c.now()-wall0
 	s, _ := statsOf(errors, uint64(wall), cpu)
+	late := lateCount(errors)
 	// Only spin-finished cells carry the sleeper's account, as in the Rust
 	// bench: Efficient and Spin sleepers have no tail target to account for.
 	if sleeper == nil || sleeper.Mode() != keeptime.Exact {
-		return s, nil
+		return s, late, nil
 	}
 	st := sleeper.Stats()
-	return s, &sleeperCell{
+	return s, late, &sleeperCell{
 		TailTargetPpm: sleeper.TailTarget().PPM(), Sleeps: st.Sleeps, Late: st.Late, OSWaits: st.OSWaits,
 		SpinNs: uint64(st.Spin), CPUEstimateNs: uint64(st.CPUEstimate),
 	}

@@ -4,7 +4,11 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	keeptime "github.com/keeptime/keeptime/go"
 )
 
 func TestNearestRank(t *testing.T) {
@@ -98,5 +102,34 @@ func TestPercentilesAreOrdered(t *testing.T) {
 		if n != s.Samples {
 			t.Fatal("histogram count")
 		}
+	}
+}
+
+// The targets line: keeptime against the busy loop of the same run, met or
+// MISSED on each of the three counts, only at the target durations.
+func TestPrintTargetsComparesKeeptimeWithThePureSpin(t *testing.T) {
+	cell := func(method string, d time.Duration, p50 int64, samples, late, early uint64) cellResult {
+		return cellResult{Method: method, DurationNs: uint64(d), Stats: Stats{Samples: samples, P50Ns: p50, Early: early}, late: late}
+	}
+	results := []cellResult{
+		cell("busy-loop", 100*time.Microsecond, 50, 100, 0, 0),
+		cell("keeptime", 100*time.Microsecond, 900, 100, 50, 0), // not a target duration
+		cell("busy-loop", time.Millisecond, 60, 1000, 1, 0),
+		cell("keeptime", time.Millisecond, 210, 1000, 16, 0), // 1.6 % vs 0.1 % + 1.5: met, p50 at the limit
+		cell("busy-loop", 10*time.Millisecond, 60, 200, 0, 0),
+		cell("keeptime", 10*time.Millisecond, 211, 200, 4, 1), // 2 % > 1.5 %; p50 1 ns over; early
+		cell("keeptime", 250*time.Microsecond, 100, 10, 0, 0), // no busy loop
+	}
+	var b strings.Builder
+	printTargets(&b, results, keeptime.TailBalanced)
+	want := "\ntargets (caller-measured; pure spin = busy-loop of this run; keeptime at tail target 1%, the targets are stated at 1%):\n" +
+		"250 µs: no busy-loop row in this run to compare with (add busy-loop to --methods)\n" +
+		"1ms: p50 210 ns vs spin 60 ns + 150 ns: met; > 2 µs late 1.60 % vs spin 0.10 % + 1.5 points: met; early 0: met\n" +
+		"10ms: p50 211 ns vs spin 60 ns + 150 ns: MISSED; > 2 µs late 2.00 % vs spin 0.00 % + 1.5 points: MISSED; early 1: MISSED\n"
+	if got := b.String(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if lateCount([]int64{-5, 2_000, 2_001, 50_000}) != 2 {
+		t.Fatal("lateCount counts errors above 2 µs")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	keeptime "github.com/keeptime/keeptime/go"
 	"io"
 	"math"
 	"strings"
@@ -97,4 +98,64 @@ func printSleeperStats(w io.Writer, results []cellResult) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "late = sleeps that ended after the deadline from an OS wait; CPU est. = the sleeper's own estimate (learned OS-wait costs + spin) / wall time")
+}
+
+// targetDurations are the durations the targets are stated at.
+var targetDurations = []time.Duration{250 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, 10 * time.Millisecond}
+
+// Targets, measured from the caller against a pure spin (the busy loop) of
+// the same run: keeptime's p50 at most the spin's + targetP50SlackNs, its
+// share of waits more than 2 µs late at most the spin's + targetLatePoints
+// (at the default tail target), and no early return.
+const (
+	targetP50SlackNs = 150
+	targetLatePoints = 1.5
+)
+
+// printTargets writes, for each target duration the run has, whether the
+// keeptime row meets the targets against the busy-loop row.
+func printTargets(w io.Writer, results []cellResult, target keeptime.TailTarget) {
+	find := func(method string, d time.Duration) *cellResult {
+		for i := range results {
+			if results[i].Method == method && results[i].DurationNs == uint64(d) {
+				return &results[i]
+			}
+		}
+		return nil
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	header := false
+	for _, d := range targetDurations {
+		k, spin := find("keeptime", d), find("busy-loop", d)
+		if k == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\ntargets (caller-measured; pure spin = busy-loop of this run; keeptime at tail target %v, the targets are stated at 1%%):\n", target)
+			header = true
+		}
+		if spin == nil {
+			fmt.Fprintf(w, "%s: no busy-loop row in this run to compare with (add busy-loop to --methods)\n", fmtDuration(d))
+			continue
+		}
+		kl, sl := lateShare(k), lateShare(spin)
+		fmt.Fprintf(w, "%s: p50 %s vs spin %s + %d ns: %s; > 2 µs late %.2f %% vs spin %.2f %% + %.1f points: %s; early %d: %s\n",
+			fmtDuration(d),
+			fmtNs(k.P50Ns), fmtNs(spin.P50Ns), targetP50SlackNs, verdict(k.P50Ns <= spin.P50Ns+targetP50SlackNs),
+			kl, sl, targetLatePoints, verdict(kl <= sl+targetLatePoints),
+			k.Early, verdict(k.Early == 0))
+	}
+}
+
+// lateShare is the percentage of a cell's waits more than 2 µs late.
+func lateShare(r *cellResult) float64 {
+	if r.Samples == 0 {
+		return 0
+	}
+	return 100 * float64(r.late) / float64(r.Samples)
 }
