@@ -1,8 +1,6 @@
 //! Linux: every `clock_gettime` clock worth knowing, the TSC on x86_64, and
 //! the machine description from [`machine`](super::machine).
 
-use std::io;
-
 use super::machine;
 use super::measure::measure;
 use super::{ClockInfo, InspectOptions, MachineInfo};
@@ -156,38 +154,7 @@ fn monotonic_raw_ns() -> u64 {
     gettime(libc::CLOCK_MONOTONIC_RAW).unwrap_or(0)
 }
 
-#[inline]
-fn gettime(id: libc::clockid_t) -> io::Result<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; an unknown id returns EINVAL.
-    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(timespec_ns(&ts))
-}
-
-fn getres(id: libc::clockid_t) -> io::Result<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; an unknown id returns EINVAL.
-    if unsafe { libc::clock_getres(id, &mut ts) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(timespec_ns(&ts))
-}
-
-#[inline]
-fn timespec_ns(ts: &libc::timespec) -> u64 {
-    // These clocks never report negative times.
-    (ts.tv_sec.max(0) as u64)
-        .saturating_mul(NANOS_PER_SEC)
-        .saturating_add(ts.tv_nsec.max(0) as u64)
-}
+use crate::sys::{clock_getres_ns as getres, clock_gettime_ns as gettime};
 
 #[cfg(test)]
 mod tests {
@@ -200,14 +167,5 @@ mod tests {
         assert_eq!(info.id, Some(12345));
         let error = info.error.unwrap();
         assert!(error.starts_with("clock_getres(CLOCK_BOGUS): "), "{error}");
-    }
-
-    #[test]
-    fn timespec_conversion() {
-        let ts = libc::timespec {
-            tv_sec: 3,
-            tv_nsec: 25,
-        };
-        assert_eq!(timespec_ns(&ts), 3_000_000_025);
     }
 }

@@ -6,17 +6,46 @@ use std::io;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
-fn read(clock: libc::clockid_t) -> u64 {
+/// The one wrapper of `clock_gettime` in the crate: `id`'s reading in ns,
+/// or the OS's error for a clock this kernel does not have.
+#[inline]
+pub(crate) fn clock_gettime_ns(id: libc::clockid_t) -> io::Result<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; the clock ids we pass always exist on Linux.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    // tv_sec and tv_nsec are non-negative for these clocks.
-    (ts.tv_sec as u64)
+    // SAFETY: `ts` is a valid, writable timespec; an unknown id returns EINVAL.
+    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(timespec_ns(&ts))
+}
+
+/// `clock_getres` of `id` in ns.
+pub(crate) fn clock_getres_ns(id: libc::clockid_t) -> io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; an unknown id returns EINVAL.
+    if unsafe { libc::clock_getres(id, &mut ts) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(timespec_ns(&ts))
+}
+
+/// A timespec in ns, saturating; these clocks never report negative times.
+#[inline]
+fn timespec_ns(ts: &libc::timespec) -> u64 {
+    (ts.tv_sec.max(0) as u64)
         .saturating_mul(NANOS_PER_SEC)
-        .saturating_add(ts.tv_nsec as u64)
+        .saturating_add(ts.tv_nsec.max(0) as u64)
+}
+
+/// A clock every Linux has (MONOTONIC, the CPU-time clocks): its reading.
+#[inline]
+fn read(clock: libc::clockid_t) -> u64 {
+    clock_gettime_ns(clock).unwrap_or(0)
 }
 
 pub(crate) fn monotonic_ns() -> u64 {
@@ -91,3 +120,28 @@ pub(crate) fn set_timer_slack_ns(slack_ns: u64) -> io::Result<()> {
 }
 
 pub(crate) const HAS_ABSOLUTE_WAIT: bool = true;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timespec_conversion_saturates_and_clamps_negatives() {
+        let ts = libc::timespec {
+            tv_sec: 3,
+            tv_nsec: 25,
+        };
+        assert_eq!(timespec_ns(&ts), 3_000_000_025);
+        let ts = libc::timespec {
+            tv_sec: libc::time_t::MAX,
+            tv_nsec: 1,
+        };
+        assert_eq!(timespec_ns(&ts), u64::MAX);
+    }
+
+    #[test]
+    fn an_unknown_clock_is_an_error() {
+        assert!(clock_gettime_ns(12345).is_err());
+        assert!(clock_gettime_ns(libc::CLOCK_MONOTONIC).is_ok());
+    }
+}
