@@ -27,6 +27,13 @@ const (
 // after waitCompleted, now() >= target.
 type platform interface {
 	now() uint64
+	// deadlineOf places t on this clock; timeOf is the inverse, for the
+	// times a ticker reports.
+	deadlineOf(t time.Time) uint64
+	timeOf(ns uint64) time.Time
+	// setKeepSlack says whether OS waits leave the thread's timer slack
+	// alone (SetTimerSlack).
+	setKeepSlack(keep bool)
 	osWaitUntil(target uint64) osWake
 	relax()
 	yield()
@@ -65,6 +72,12 @@ func newSystem(keepSlack bool) *system {
 }
 
 func (s *system) now() uint64 { return s.c.nowNs() }
+
+func (s *system) deadlineOf(t time.Time) uint64 { return s.c.deadlineNs(t) }
+
+func (s *system) timeOf(ns uint64) time.Time { return s.c.timeOf(ns) }
+
+func (s *system) setKeepSlack(keep bool) { s.keepSlack = keep }
 
 func (s *system) osWaitUntil(target uint64) osWake { return osWaitUntil(target, !s.keepSlack) }
 

@@ -1,6 +1,9 @@
 package keeptime
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // simPlatform is simulated time, with the semantics of spec/sleep.md
 // "Vectors" and the Rust core's SimPlatform (crates/keeptime/src/sim.rs): the
@@ -43,6 +46,16 @@ type simPlatform struct {
 	released                     bool
 	releasedAt, relaxesAtRelease uint64
 }
+
+// deadlineOf places t relative to the real clock on the simulated one.
+func (s *simPlatform) deadlineOf(t time.Time) uint64 {
+	return satAdd(s.clock, durationNs(time.Until(t)))
+}
+
+// timeOf is ns since an arbitrary origin.
+func (s *simPlatform) timeOf(ns uint64) time.Time { return time.Unix(0, 0).Add(durationOf(ns)) }
+
+func (s *simPlatform) setKeepSlack(bool) {}
 
 // simWait is one OS wait: [issued, target, woke, interrupted] in the vectors.
 type simWait struct {

@@ -347,8 +347,8 @@ func (s *Sleeper) SetTailTarget(t TailTarget) { s.target = t }
 // larger overshoot and plans for it. Ignored off Linux.
 func (s *Sleeper) SetTimerSlack(set1ns bool) {
 	s.keepSlack = !set1ns
-	if sys, ok := s.p.(*system); ok {
-		sys.keepSlack = s.keepSlack
+	if s.p != nil {
+		s.p.setKeepSlack(s.keepSlack)
 	}
 }
 
@@ -387,14 +387,7 @@ func (s *Sleeper) Sleep(d time.Duration) {
 		return
 	}
 	p := s.platform()
-	h := s.toHandoff(satAdd(p.now(), durationNs(d)))
-	if sys, ok := p.(*system); ok {
-		for now := h.now; now < h.until; now = sys.c.nowNs() {
-			cpuRelax()
-		}
-		return
-	}
-	h.finish(p)
+	s.toHandoff(satAdd(p.now(), durationNs(d))).finish(p)
 }
 
 // SleepUntil pauses the calling goroutine until t: in Exact and Spin mode it
@@ -404,23 +397,7 @@ func (s *Sleeper) Sleep(d time.Duration) {
 // call.
 func (s *Sleeper) SleepUntil(t time.Time) {
 	p := s.platform()
-	h := s.toHandoff(deadlineOn(p, t))
-	if sys, ok := p.(*system); ok {
-		for now := h.now; now < h.until; now = sys.c.nowNs() {
-			cpuRelax()
-		}
-		return
-	}
-	h.finish(p)
-}
-
-// deadlineOn is t on p's clock. Simulated platforms have their own clock: t
-// is taken relative to the real clock and placed on theirs.
-func deadlineOn(p platform, t time.Time) uint64 {
-	if sys, ok := p.(*system); ok {
-		return sys.c.deadlineNs(t)
-	}
-	return satAdd(p.now(), durationNs(time.Until(t)))
+	s.toHandoff(p.deadlineOf(t)).finish(p)
 }
 
 // sleepUntilNs is the algorithm of spec/sleep.md: it sleeps until deadline on

@@ -143,14 +143,7 @@ func (t *Ticker) Wait() Tick {
 	if h.until <= h.now {
 		return tick
 	}
-	now := h.now
-	if sys, ok := p.(*system); ok {
-		for ; now < h.until; now = sys.c.nowNs() {
-			cpuRelax()
-		}
-	} else {
-		now = h.finish(p)
-	}
+	now := h.finish(p)
 	tick.Lateness = durationOf(now - h.until)
 	return tick
 }
@@ -165,10 +158,7 @@ func (t *Ticker) tickOf(tk tickNs) Tick {
 }
 
 func (t *Ticker) timeOf(ns uint64) time.Time {
-	if sys, ok := t.sleeper.platform().(*system); ok {
-		return sys.c.timeOf(ns)
-	}
-	return time.Unix(0, 0).Add(durationOf(ns)) // simulated: ns since an arbitrary origin
+	return t.sleeper.platform().timeOf(ns)
 }
 
 // Stats returns the counters since the ticker was created.
