@@ -1,7 +1,7 @@
 # The keeptime command (crates/keeptime-cli): `make bench` runs its bench,
 # every way of waiting compared on this machine (about a minute). Its tests run
 # in test-rust; the JSON result schema is checked there too (tests/cli.rs).
-# `make bench BENCH_ARGS="--crowd 16"` adds the crowd block (issue 11): 16
+# `make bench BENCH_ARGS="--crowd 16"` adds the crowd block: 16
 # threads sleeping 1 ms at once, keeptime vs clock-nanosleep-abs vs spin-pause
 # (about 7 s more).
 

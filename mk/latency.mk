@@ -1,4 +1,4 @@
-# `keeptime latency` checked against rt-tests' cyclictest (issue 13).
+# `keeptime latency` checked against rt-tests' cyclictest.
 #
 #   make check-latency    cyclictest and `keeptime latency --method clock-nanosleep`,
 #                         same interval, threads and duration, in alternating rounds;

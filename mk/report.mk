@@ -1,4 +1,4 @@
-# `keeptime report` (issue 12): one self-contained HTML page of bench results.
+# `keeptime report`: one self-contained HTML page of bench results.
 #
 # test-report (in make test, ~1 min after the first build): a real short bench
 # (a few samples per cell, two durations), the page it writes, and a two-file
