@@ -1,9 +1,11 @@
-//! `keeptime clocks`: seed 002's investigation done in one command. Renders
+//! `keeptime clocks`: what this machine's clocks and timers do, in one
+//! command. Renders
 //! [`keeptime::clocks::inspect`]: a table of the clocks, the machine, and the
 //! findings in plain words; or the whole report as JSON.
 
 use crate::output::format;
 use anyhow::Result;
+use clap::Args;
 use keeptime::clocks::{ClockInfo, ClockReport, Finding, MachineInfo, Severity};
 use keeptime::pmqos::{self, IdleLatencyStatus};
 use serde::Serialize;
@@ -13,6 +15,14 @@ use std::fmt::Write as _;
 /// the thread's timer slack.
 pub fn machine_info() -> MachineInfo {
     keeptime::clocks::inspect().machine
+}
+
+/// `keeptime clocks` options.
+#[derive(Debug, Args)]
+pub struct ClocksArgs {
+    /// Print the whole report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `keeptime clocks`.
