@@ -487,6 +487,20 @@ mod tests {
     }
 
     #[test]
+    fn the_table_has_each_method_once_under_a_unique_name() {
+        for (i, row) in METHODS.iter().enumerate() {
+            assert_eq!(Method::ALL[i], row.method);
+            assert_eq!(row.method.spec().name, row.name);
+            let same_name = METHODS.iter().filter(|r| r.name == row.name).count();
+            let same_method = METHODS.iter().filter(|r| r.method == row.method).count();
+            assert_eq!((same_name, same_method), (1, 1), "{}", row.name);
+        }
+        assert_eq!(Method::Hybrid1ms.family(), Family::SleepThenSpin);
+        assert_eq!(Method::SleepSlack1ns.slack(), Slack::OneNs);
+        assert!(Method::Compensated.may_return_early());
+    }
+
+    #[test]
     fn compensated_learns_mean_overshoot() {
         let mut c = Compensated::default();
         for e in [50_000, 60_000, 70_000] {
