@@ -1,9 +1,11 @@
-//! `keeptime clocks`: seed 002's investigation done in one command. Renders
+//! `keeptime clocks`: what this machine's clocks and timers do, in one
+//! command. Renders
 //! [`keeptime::clocks::inspect`]: a table of the clocks, the machine, and the
 //! findings in plain words; or the whole report as JSON.
 
 use crate::output::format;
 use anyhow::Result;
+use clap::Args;
 use keeptime::clocks::{ClockInfo, ClockReport, MachineInfo, Severity};
 pub use keeptime::clocks::{DeviceAccess, IdleLatency};
 use keeptime::pmqos::{self, IdleLatencyStatus};
@@ -13,6 +15,14 @@ use std::fmt::Write as _;
 /// the thread's timer slack.
 pub fn machine_info() -> MachineInfo {
     keeptime::clocks::inspect().machine
+}
+
+/// `keeptime clocks` options.
+#[derive(Debug, Args)]
+pub struct ClocksArgs {
+    /// Print the whole report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `keeptime clocks`.
@@ -554,7 +564,7 @@ mod tests {
             time_limit_per_clock: std::time::Duration::from_millis(2),
             tsc_calibration: std::time::Duration::from_millis(2),
         });
-        let text = render(&report, Some(&IdleLatency::read()), false);
+        let text = render(&report, report.idle_latency.as_ref(), false);
         assert!(text.contains("MONOTONIC"));
         assert!(text.contains("machine") && text.contains("findings"));
     }

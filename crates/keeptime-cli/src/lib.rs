@@ -1,16 +1,20 @@
 //! The `keeptime` command's parts, one module per noun (hyperfine's layout):
 //!
-//! * [`cli`]: the command line (clap definitions only).
+//! * [`cli`]: the command line's top, the six subcommands.
+//! * The commands, each with its options and its `run`:
+//!   [`bench`](mod@bench) (the methods, the plan, the runner, the crowd, the
+//!   statistics, the result document), [`clocks`], [`sleep`],
+//!   [`latency`] (periodic wake-up latency, cyclictest's way),
+//!   [`report`](mod@report) (the HTML page of bench results) and [`trace`].
+//! * [`parse`]: the value parsers the commands share.
 //! * [`duration`]: durations as people type them (`2.5ms`, `250µs`).
-//! * [`bench`](mod@bench): the methods, the plan, the runner, the statistics, the result document.
 //! * [`export`]: one file per export format behind one trait.
 //! * [`output`]: units, tables, verdicts, progress bar.
-//! * [`clocks`], [`sleep`], [`trace`]: the other subcommands.
 //! * [`sched`]: `--pin` and `--priority`.
-//! * [`report`](mod@report): `keeptime report`, the HTML page of bench results.
 //!
-//! The binary (`src/main.rs`) is a short pipeline over these; they live in a
-//! library so the duration parser can be fuzzed and everything unit-tested.
+//! The binary (`src/main.rs`) parses the command line and runs the command;
+//! the parts live in a library so the duration parser can be fuzzed and
+//! everything unit-tested.
 
 pub mod bench;
 pub mod cli;
@@ -19,6 +23,7 @@ pub mod duration;
 pub mod export;
 pub mod latency;
 pub mod output;
+pub mod parse;
 pub mod report;
 pub mod sched;
 pub mod sleep;

@@ -12,7 +12,27 @@
 use crate::output::format;
 use crate::UsageError;
 use anyhow::Result;
+use clap::Args;
 use keeptime::{os, Mode, Sleeper};
+
+/// `keeptime sleep` options.
+#[derive(Debug, Args)]
+pub struct SleepArgs {
+    /// How long: a number and a unit (ns, us, µs, ms, s, min, h); a bare
+    /// number is seconds. Several durations add up.
+    #[arg(
+        value_name = "DURATION",
+        required = true,
+        num_args = 1..,
+        value_parser = crate::parse::sleep_duration,
+        allow_negative_numbers = true
+    )]
+    pub durations: Vec<u64>,
+
+    /// Print how late it woke after the deadline.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
 
 /// The sum of the operands in ns; an error (not a wrap) past `u64::MAX`.
 pub fn total_ns(durations_ns: &[u64]) -> Result<u64, UsageError> {

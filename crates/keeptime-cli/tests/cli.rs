@@ -48,7 +48,7 @@ fn bench_help_defines_error_and_cpu() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "error = first clock reading after the wait − deadline",
+            "error = the caller's first clock reading after the call returns − deadline",
         ))
         .stdout(predicate::str::contains("CPU % = thread CPU time"));
 }
@@ -63,6 +63,10 @@ fn list_explains_every_method_in_one_line() {
         assert!(line.starts_with(name), "{line}");
         assert!(line.len() > name.len() + 10, "{line}");
     }
+    // Each line names the method's family.
+    assert!(lines[1].contains("spin with pause"), "{text}");
+    assert!(lines[3].contains("OS sleep"), "{text}");
+    assert!(lines[7].contains("sleep-then-spin hybrid"), "{text}");
 }
 
 fn validate(schema_file: &str, doc: &Value) {
@@ -100,7 +104,7 @@ fn tiny_bench_json_validates_and_is_ordered() {
     validate("bench-result.schema.json", &doc);
 
     assert_eq!(doc["format"], "keeptime-bench");
-    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["version"], 2);
     assert_eq!(doc["runtime"]["language"], "rust");
     assert_eq!(
         doc["parameters"]["durations_ns"],
@@ -144,6 +148,19 @@ fn tiny_bench_json_validates_and_is_ordered() {
         );
         let cpu = cell["cpu_percent"].as_f64().unwrap();
         assert!(cpu >= 0.0, "{name}");
+        // Spins and keeptime end on a reading of their own: the return
+        // column; the plain OS sleeps do not.
+        let own_reading = !matches!(
+            name,
+            "sleep-default-slack" | "sleep-slack-1ns" | "clock-nanosleep-abs" | "compensated"
+        );
+        assert_eq!(cell.get("return_p50_ns").is_some(), own_reading, "{name}");
+        if own_reading {
+            let (p50, p90) = (int(cell, "return_p50_ns"), int(cell, "return_p90_ns"));
+            assert!(0 <= p50 && p50 <= p90, "{name}: {p50} {p90}");
+        }
+        let late = cell["late_share"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&late), "{name}");
     }
     // Every method named in results is described.
     let described: Vec<&str> = doc["methods"]
@@ -153,6 +170,29 @@ fn tiny_bench_json_validates_and_is_ordered() {
         .map(|m| m["name"].as_str().unwrap())
         .collect();
     assert_eq!(described, METHODS);
+    let families: Vec<&str> = doc["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        families,
+        [
+            "busy loop",
+            "spin with pause",
+            "yield loop",
+            "OS sleep",
+            "OS sleep",
+            "OS sleep",
+            "compensated sleep",
+            "sleep-then-spin hybrid",
+            "keeptime",
+            "keeptime",
+            "keeptime",
+        ]
+    );
+    assert!(doc["methods"][0].get("seed").is_none());
 }
 
 #[test]
@@ -194,17 +234,36 @@ fn tables_csv_and_markdown() {
         2,
         "one verdict per duration: {text}"
     );
+    // One hand-off check per duration, against the same run's pure spin.
+    assert_eq!(
+        text.matches("keeptime p50 ≤ spin p50 + 150 ns: ").count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains("return p50 / p90"), "{text}");
 
     let csv = std::fs::read_to_string(csv).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 1 + 6);
     assert!(rows[0].starts_with("method,duration_ns,samples"));
+    assert!(rows[0].ends_with(",return_p50_ns,return_p90_ns,late_share"));
     let columns = rows[0].split(',').count();
     assert!(rows.iter().all(|r| r.split(',').count() == columns));
+    // keeptime and the spin have a return; the plain OS sleep's is empty.
+    for r in &rows[1..] {
+        let f: Vec<&str> = r.split(',').collect();
+        let ret = &f[columns - 3..columns - 1];
+        if f[0] == "sleep-default-slack" {
+            assert_eq!(ret, ["", ""], "{r}");
+        } else {
+            assert!(ret.iter().all(|v| v.parse::<i64>().is_ok()), "{r}");
+        }
+    }
 
     let md = std::fs::read_to_string(md).unwrap();
     assert_eq!(md.matches("| method |").count(), 2, "{md}");
     assert!(md.contains("### wait 20 µs"));
+    assert!(md.contains("| return p50 / p90 |"), "{md}");
 }
 
 #[test]
@@ -245,7 +304,7 @@ fn clocks_json_has_its_fields() {
         assert!(machine.get(key).is_some(), "machine lacks {key}");
     }
     assert!(doc["findings"].is_array());
-    // Issue 11: the idle-latency state, added beside the core's report.
+    // The idle-latency state, beside the core's report.
     let idle = &doc["idle_latency"];
     for key in [
         "driver",
@@ -425,8 +484,22 @@ fn schema_rejects_broken_documents() {
         serde_json::from_str(&std::fs::read_to_string(spec("bench-result.schema.json")).unwrap())
             .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let broken: [fn(&mut Value); 5] = [
-        |d| d["version"] = 2.into(),
+    let broken: [fn(&mut Value); 10] = [
+        |d| d["version"] = 3.into(),
+        // Version 2 names a family, not a seed.
+        |d| {
+            d["methods"][0].as_object_mut().unwrap().remove("family");
+        },
+        |d| d["methods"][0]["seed"] = "000".into(),
+        |d| d["methods"][0]["family"] = "teleport".into(),
+        // A version-1 document names a seed.
+        |d| d["version"] = 1.into(),
+        |d| {
+            d["results"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("return_p90_ns");
+        },
         |d| d["results"][0]["sleeper"]["tail_target_ppm"] = 0.into(),
         |d| d["results"][0]["histogram"] = serde_json::json!([]),
         |d| d["results"][0]["p99_ns"] = 1.5.into(),
@@ -439,6 +512,23 @@ fn schema_rejects_broken_documents() {
         breaking(&mut d);
         assert!(!validator.is_valid(&d), "broken document {i} validated");
     }
+    // The same run as the old version's writers still write it: valid.
+    let mut v1 = doc.clone();
+    v1["version"] = 1.into();
+    for m in v1["methods"].as_array_mut().unwrap() {
+        let m = m.as_object_mut().unwrap();
+        m.remove("family");
+        m.insert("seed".into(), Value::Null);
+    }
+    for c in v1["results"].as_array_mut().unwrap() {
+        let c = c.as_object_mut().unwrap();
+        for k in ["return_p50_ns", "return_p90_ns", "late_share"] {
+            c.remove(k);
+        }
+    }
+    validate("bench-result.schema.json", &v1);
+    v1["methods"][0]["seed"] = "000, 003".into();
+    validate("bench-result.schema.json", &v1);
 }
 
 #[test]

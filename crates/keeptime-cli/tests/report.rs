@@ -1,8 +1,10 @@
 //! `keeptime report` and `keeptime bench --report`: the page's structure
-//! from real (short) bench runs, and every bad-input case of issue 12. The
-//! browser checks (rendering, screenshot) are in mk/report.mk.
+//! from real (short) bench runs, version-1 files as other runtimes still
+//! write them, and every bad-input case. The browser checks (rendering,
+//! screenshot) are in mk/report.mk.
 
 use assert_cmd::Command;
+use keeptime_cli::bench::Family;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
@@ -40,6 +42,56 @@ fn read_json(p: &Path) -> Value {
 
 fn write_json(p: &Path, v: &Value) {
     std::fs::write(p, serde_json::to_vec(v).unwrap()).unwrap();
+}
+
+/// Renames method `from` to `to` everywhere in `doc`.
+fn rename(doc: &mut Value, from: &str, to: &str) {
+    for m in doc["methods"].as_array_mut().unwrap() {
+        if m["name"] == from {
+            m["name"] = to.into();
+        }
+    }
+    for n in doc["parameters"]["methods"].as_array_mut().unwrap() {
+        if *n == from {
+            *n = to.into();
+        }
+    }
+    for c in doc["results"].as_array_mut().unwrap() {
+        if c["method"] == from {
+            c["method"] = to.into();
+        }
+    }
+}
+
+/// `doc` as a version-1 writer would have written it: `seed` instead of
+/// `family`, no return column or late share, and the method `from` renamed
+/// `to` everywhere (another runtime's own name for its OS sleep).
+fn as_version_1(doc: &mut Value, from: &str, to: &str, seed: Option<&str>) {
+    doc["version"] = 1.into();
+    for m in doc["methods"].as_array_mut().unwrap() {
+        let m = m.as_object_mut().unwrap();
+        m.remove("family");
+        let renamed = m["name"] == from;
+        if renamed {
+            m.insert("name".into(), to.into());
+        }
+        let seed = if renamed { seed.map(Value::from) } else { None };
+        m.insert("seed".into(), seed.unwrap_or(Value::Null));
+    }
+    for n in doc["parameters"]["methods"].as_array_mut().unwrap() {
+        if *n == from {
+            *n = to.into();
+        }
+    }
+    for c in doc["results"].as_array_mut().unwrap() {
+        let c = c.as_object_mut().unwrap();
+        for k in ["return_p50_ns", "return_p90_ns", "late_share"] {
+            c.remove(k);
+        }
+        if c["method"] == from {
+            c.insert("method".into(), to.into());
+        }
+    }
 }
 
 fn count(hay: &str, needle: &str) -> usize {
@@ -192,14 +244,11 @@ fn several_files_side_by_side_and_different_durations_named() {
     let dir = TempDir::new().unwrap();
     let a = bench_json(dir.path(), "a.json", "40us,20us");
     let b = bench_json(dir.path(), "b.json", "40us,10us");
-    // Make b another runtime, whose OS sleep has its own name.
+    // Make b another runtime, whose OS sleep has its own name, writing the
+    // format's version 1 as the other runtimes' benches still do.
     let mut doc = read_json(&b);
     doc["runtime"] = serde_json::json!({"language": "go", "name": "gc", "version": "go1.23.4"});
-    for cell in doc["results"].as_array_mut().unwrap() {
-        if cell["method"] == "sleep-default-slack" {
-            cell["method"] = "time-sleep".into();
-        }
-    }
+    as_version_1(&mut doc, "sleep-default-slack", "time-sleep", Some("003"));
     write_json(&b, &doc);
     let out = dir.path().join("all.html");
     keeptime()
@@ -221,6 +270,68 @@ fn several_files_side_by_side_and_different_durations_named() {
     assert!(html.contains("go gc go1.23.4: keeptime"));
     assert!(html.contains("go gc go1.23.4: time-sleep"));
     assert!(html.contains(": sleep-default-slack"));
+    // The version-2 file has the return column; the version-1 file's cells
+    // show a dash there.
+    assert!(html.contains("<th>return p50 / p90</th>"));
+    assert!(html.contains("<td>—</td>"));
+}
+
+#[test]
+fn version_1_files_are_read_with_families_from_the_old_fields() {
+    let dir = TempDir::new().unwrap();
+    let path = bench_json(dir.path(), "old.json", "30us");
+    let mut doc = read_json(&path);
+    // A version-1 file of another runtime: its OS sleep under its own name,
+    // with a seed (which says nothing of the family), and no pure spin of
+    // the reference names but a busy loop of its own.
+    as_version_1(&mut doc, "sleep-default-slack", "park-nanos", Some("000"));
+    rename(&mut doc, "spin-pause", "go-spin");
+    write_json(&path, &doc);
+    let bytes = std::fs::read(&path).unwrap();
+    let d = keeptime_cli::report::input::parse(&bytes, "old.json").unwrap();
+    assert_eq!(d.version, 1);
+    let families: Vec<(&str, Option<Family>)> = d
+        .methods
+        .iter()
+        .map(|m| (m.name.as_str(), m.family))
+        .collect();
+    assert_eq!(
+        families,
+        [
+            ("go-spin", None),
+            ("park-nanos", Some(Family::OsSleep)),
+            ("keeptime", Some(Family::Keeptime)),
+        ]
+    );
+    assert!(d.results.iter().all(|c| c.ret.is_none()));
+    let out = dir.path().join("old.html");
+    keeptime()
+        .arg("report")
+        .arg(&path)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    // The verdict found the OS sleep by its family; the unknown method is
+    // drawn but is no baseline.
+    assert!(
+        html.contains("the accuracy of park-nanos")
+            || html.contains("no more accurate than park-nanos"),
+        "verdict"
+    );
+    assert!(!html.contains("pure spin (go-spin)"));
+    assert_eq!(count(&html, "<figure class=\"chart\""), 2);
+
+    // The version-1 rule, one case per step.
+    use keeptime_cli::report::input::family_of_v1;
+    assert_eq!(family_of_v1("hybrid-1ms"), Some(Family::SleepThenSpin));
+    assert_eq!(family_of_v1("busy-loop"), Some(Family::BusyLoop));
+    assert_eq!(family_of_v1("keeptime-rust"), Some(Family::Keeptime));
+    assert_eq!(family_of_v1("compensated"), Some(Family::CompensatedSleep));
+    assert_eq!(family_of_v1("thread-sleep"), Some(Family::OsSleep));
+    assert_eq!(family_of_v1("park-nanos"), Some(Family::OsSleep));
+    assert_eq!(family_of_v1("go-spin"), None);
 }
 
 #[test]
@@ -261,8 +372,30 @@ fn wrong_format_version_or_fields_are_named() {
         ),
         (
             "version.json",
-            Box::new(|d| d["version"] = 2.into()),
-            "version 2",
+            Box::new(|d| d["version"] = 3.into()),
+            "version 3 of the keeptime-bench format; this keeptime reads versions 1 and 2",
+        ),
+        (
+            "nofamily.json",
+            Box::new(|d| {
+                d["methods"][0].as_object_mut().unwrap().remove("family");
+            }),
+            "methods[0]: missing field `family` (required from version 2)",
+        ),
+        (
+            "family.json",
+            Box::new(|d| d["methods"][1]["family"] = "teleport".into()),
+            "methods[1]: unknown variant `teleport`",
+        ),
+        (
+            "return.json",
+            Box::new(|d| {
+                d["results"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("return_p90_ns");
+            }),
+            "results[0]: return_p50_ns and return_p90_ns come together",
         ),
         (
             "nomachine.json",

@@ -1,10 +1,10 @@
 //! `keeptime bench --crowd N`: many sleepers on few cores, measured in the
-//! same run as the usual tables (issue 11).
+//! same run as the usual tables.
 //!
 //! For each of [`CROWD_METHODS`] in turn: N threads each sleep the crowd
 //! duration `d` in a loop (each sample: read the clock, wait until that
-//! reading + `d`, take the method's first clock reading after the wait, as in
-//! every other cell). Every thread warms up first; a gate then starts the
+//! reading + `d`, read the clock as soon as the call returns, as in every
+//! other cell). Every thread warms up first; a gate then starts the
 //! measured part of all threads at once, and it lasts [`CROWD_RUN_NS`]
 //! (about 2 s) or exactly `--samples` sleeps per thread. One row per method,
 //! every thread's errors merged: p50, p99 and max (nearest rank, as in
@@ -14,12 +14,13 @@
 //! is all its threads' together.
 //!
 //! The crowd duration is the first `--durations` value when the user gave
-//! that list, else [`DEFAULT_CROWD_DURATION_NS`] (1 ms, the issue's crowd).
+//! that list, else [`DEFAULT_CROWD_DURATION_NS`] (1 ms).
 
-use super::methods::{AbsoluteSleep, Keeptime, KeeptimeKnobs, Method, Slack, SpinPause, Waiter};
-use super::stats::percentile;
-use keeptime::{os, Mode};
-use serde::{Deserialize, Serialize};
+use super::methods::{KeeptimeKnobs, Method, Slack, Waiter};
+use super::result::error_ns;
+pub use super::result::{CrowdResult, LATE_NS};
+use keeptime::os;
+use keeptime::stats::nearest_rank;
 use std::sync::{Condvar, Mutex};
 
 /// The methods of the crowd block, in run order: keeptime's default sleeper,
@@ -35,8 +36,6 @@ pub const CROWD_METHODS: [Method; 3] = [
 pub const DEFAULT_CROWD_DURATION_NS: u64 = 1_000_000;
 /// How long each method's crowd is measured, unless `--samples` fixes the count.
 pub const CROWD_RUN_NS: u64 = 2_000_000_000;
-/// A sleep ending more than this after its deadline counts as late (issue 11's 2 µs).
-pub const LATE_NS: i64 = 2_000;
 /// Most threads `--crowd` accepts.
 pub const MAX_CROWD_THREADS: u64 = 1_024;
 /// Most samples one method's crowd stores, over all its threads (8 bytes each).
@@ -123,43 +122,6 @@ impl CrowdPlan {
     }
 }
 
-/// One method's crowd: every thread's sleeps merged. Serialized as an item
-/// of the result document's optional `crowd` array (`spec/bench-result.md`);
-/// read back by `keeptime report` (the format's optional fields default to 0).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CrowdResult {
-    /// The method (a `keeptime bench --list` name).
-    pub method: String,
-    /// Sleeping threads.
-    pub threads: u64,
-    /// Each sleep, ns.
-    pub duration_ns: u64,
-    /// Warm-up sleeps per thread (not recorded).
-    #[serde(default)]
-    pub warmup: u64,
-    /// Recorded sleeps over all threads.
-    pub samples: u64,
-    /// Median error, nearest rank.
-    pub p50_ns: i64,
-    /// 99th percentile error, nearest rank.
-    pub p99_ns: i64,
-    /// Largest error.
-    pub max_ns: i64,
-    /// Sleeps that returned before their deadline.
-    pub early: u64,
-    /// Share (0–1) of sleeps more than [`LATE_NS`] after their deadline.
-    pub late_share: f64,
-    /// Process CPU time over wall time of the measured span, % of one core.
-    pub cpu_percent: f64,
-    /// Wall time of the measured span (the common start to the last
-    /// thread's last wake-up), ns.
-    #[serde(default)]
-    pub wall_ns: u64,
-    /// Process CPU time over the same span, ns.
-    #[serde(default)]
-    pub cpu_ns: u64,
-}
-
 /// The row of `method` from every thread's `errors` (sorted in place),
 /// measured over `wall_ns` with `cpu_ns` of process CPU. `None` without samples.
 pub fn summarize(
@@ -181,8 +143,8 @@ pub fn summarize(
         duration_ns: plan.duration_ns,
         warmup: plan.warmup,
         samples: n as u64,
-        p50_ns: percentile(errors, 500),
-        p99_ns: percentile(errors, 990),
+        p50_ns: nearest_rank(errors, 500)?,
+        p99_ns: nearest_rank(errors, 990)?,
         max_ns: errors[n - 1],
         early: errors.partition_point(|&e| e < 0) as u64,
         late_share: late as f64 / n as f64,
@@ -290,11 +252,18 @@ impl Gate {
 
 /// One thread of a crowd: warm up, wait for everyone, then sleep and record.
 /// Returns its errors and its last clock reading (nothing when called off).
-fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Gate) -> (Vec<i64>, u64) {
+fn crowd_thread<W: Waiter + ?Sized>(
+    waiter: &mut W,
+    plan: &CrowdPlan,
+    start: &Gate,
+) -> (Vec<i64>, u64) {
     let d = plan.duration_ns;
     for _ in 0..plan.warmup {
         let now = os::monotonic_ns();
-        waiter.wait(now, now.saturating_add(d));
+        let deadline = now.saturating_add(d);
+        waiter.wait(now, deadline);
+        let woke = os::monotonic_ns();
+        waiter.warmup_sample(d, error_ns(woke, deadline));
     }
     waiter.warmup_done();
     let cap = usize::try_from(plan.capacity_per_thread()).unwrap_or(usize::MAX);
@@ -311,9 +280,11 @@ fn crowd_thread<W: Waiter>(waiter: &mut W, plan: &CrowdPlan, start: &Gate) -> (V
     while errors.len() < cap {
         let now = os::monotonic_ns();
         let deadline = now.saturating_add(d);
-        last = waiter.wait(now, deadline);
+        waiter.wait(now, deadline);
+        // The caller's first reading after the call: the error's end.
+        last = os::monotonic_ns();
         // Within capacity: never reallocates.
-        errors.push(super::runner::error_ns(last, deadline));
+        errors.push(error_ns(last, deadline));
         if last.saturating_sub(t0) >= limit {
             break;
         }
@@ -349,13 +320,7 @@ fn run_method(
                     if method.slack() == Slack::OneNs {
                         let _ = os::set_timer_slack_ns(1);
                     }
-                    match method {
-                        Method::Keeptime => {
-                            crowd_thread(&mut Keeptime::with_knobs(Mode::Exact, knobs), plan, start)
-                        }
-                        Method::ClockNanosleepAbs => crowd_thread(&mut AbsoluteSleep, plan, start),
-                        _ => crowd_thread(&mut SpinPause, plan, start),
-                    }
+                    crowd_thread(&mut *method.waiter(knobs), plan, start)
                 });
             match spawned {
                 Ok(h) => handles.push(h),

@@ -20,7 +20,7 @@ pub const DEFAULT_BUDGET_NS: u64 = 45_000_000_000;
 /// default-slack sleep's ~55 µs overshoot plus a margin. Only for planning;
 /// cells stop on the time they actually used.
 pub const PLANNING_OVERHEAD_NS: u64 = 60_000;
-/// Most samples one cell stores (8 bytes each).
+/// Most samples one cell stores (16 bytes each: the error and the return).
 pub const MAX_SAMPLES: u64 = 500_000;
 /// The warm-up takes about this long per cell, within the count limits below.
 pub const WARMUP_TARGET_NS: u64 = 50_000_000;
@@ -30,7 +30,7 @@ pub const MIN_WARMUP: u64 = 10;
 /// Most warm-up waits per cell by default.
 pub const MAX_WARMUP: u64 = 1_000;
 /// Longest wait `bench` accepts per sample.
-pub const MAX_DURATION_NS: u64 = 3_600_000_000_000;
+pub const MAX_DURATION_NS: u64 = crate::parse::MAX_WAIT_NS;
 
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,17 +1,19 @@
 //! The bench result document: the project's one result format, written by the
-//! Rust bench here and later by the Python, Go, Java and C benches. The types
+//! Rust bench here and by the Python, Go, Java and C benches. The types
 //! serialize to exactly the JSON described in `spec/bench-result.md` and
 //! validated by `spec/bench-result.schema.json`.
 
 use super::methods::Method;
-use super::stats::Stats;
-use serde::{Deserialize, Serialize};
+use super::result::{CellResult, CrowdResult, Family};
+use serde::Serialize;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `"format"` of every bench result document.
 pub const FORMAT: &str = "keeptime-bench";
 /// `"version"` of the format this code writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// Every version `keeptime report` reads.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 
 /// A whole bench run.
 #[derive(Clone, Debug, Serialize)]
@@ -41,7 +43,7 @@ pub struct BenchReport {
     /// `--crowd N`: one row per method of N threads sleeping at once;
     /// optional in the format, absent without `--crowd`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub crowd: Option<Vec<super::crowd::CrowdResult>>,
+    pub crowd: Option<Vec<CrowdResult>>,
 }
 
 /// The program that measured.
@@ -164,8 +166,8 @@ pub struct MethodInfo {
     pub name: String,
     /// One line.
     pub description: String,
-    /// The seed documents it comes from (`"000"`, `"000, 003"`), if any.
-    pub seed: Option<String>,
+    /// What kind of wait it is.
+    pub family: Family,
     /// Whether it may return before its deadline by design.
     pub may_return_early: bool,
 }
@@ -175,46 +177,10 @@ impl From<Method> for MethodInfo {
         MethodInfo {
             name: m.name().into(),
             description: m.description().into(),
-            seed: m.seed().map(str::to_owned),
+            family: m.family(),
             may_return_early: m.may_return_early(),
         }
     }
-}
-
-/// One cell: a method at one duration, with its statistics.
-#[derive(Clone, Debug, Serialize)]
-pub struct CellResult {
-    /// The method's name.
-    pub method: String,
-    /// The requested wait, ns.
-    pub duration_ns: u64,
-    /// Warm-up waits before measuring (not in the statistics).
-    pub warmup: u64,
-    /// Timer slack in force during the cell, ns (`null` where none).
-    pub timer_slack_ns: Option<u64>,
-    /// The statistics, flattened into the cell.
-    #[serde(flatten)]
-    pub stats: Stats,
-    /// keeptime's own account of the measured samples (spin-finished cells).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sleeper: Option<SleeperAccount>,
-}
-
-/// What a keeptime sleeper says it spent over a cell's measured samples.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct SleeperAccount {
-    /// The tail target in force, ppm.
-    pub tail_target_ppm: u32,
-    /// Sleeps that waited.
-    pub sleeps: u64,
-    /// Sleeps an OS wait ended after the deadline.
-    pub late: u64,
-    /// OS waits issued.
-    pub os_waits: u64,
-    /// Time spent spinning, ns.
-    pub spin_ns: u64,
-    /// Learned OS-wait costs plus the spin, ns.
-    pub cpu_estimate_ns: u64,
 }
 
 /// RFC 3339 UTC timestamp of `t`, to the second.

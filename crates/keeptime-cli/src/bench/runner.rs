@@ -1,19 +1,19 @@
 //! Runs the planned cells.
 //!
-//! One sample: read the clock (`start`), wait until `start + d`, take the
-//! method's first clock reading after the wait, store the difference in a
-//! preallocated `Vec<i64>`. Nothing between the deadline and that reading
+//! One sample: read the clock (`start`), call the method to wait until
+//! `start + d`, and read the clock again as soon as the call returns: the
+//! error is that caller's reading minus the deadline, for every method
+//! alike. When the method returns a reading of its own, `caller reading −
+//! method reading` is stored too (the return). Both go into preallocated
+//! `Vec<i64>`s; nothing between the deadline and the caller's reading
 //! allocates, prints or locks; progress is reported between samples at most
 //! every [`PROGRESS_EVERY_NS`], and statistics are computed after the cell.
 
-use super::methods::{
-    AbsoluteSleep, BusyLoop, Compensated, Hybrid1ms, Keeptime, KeeptimeKnobs, Method,
-    RelativeSleep, Slack, SpinPause, Waiter, YieldLoop,
-};
+use super::methods::{KeeptimeKnobs, Slack, Waiter};
 use super::plan::CellPlan;
-use super::report::{CellResult, SleeperAccount};
+use super::result::{error_ns, late_share, CellResult, Return, SleeperAccount};
 use super::stats::Stats;
-use keeptime::{os, Mode};
+use keeptime::os;
 
 /// Progress is reported at most this often while a cell runs.
 pub const PROGRESS_EVERY_NS: u64 = 100_000_000;
@@ -79,42 +79,28 @@ pub fn run(
             observer.cell_started(index, cell);
             let timer_slack_ns = slack.apply(cell.method.slack());
             let mut report = |fraction: f64| observer.cell_progress(index, fraction);
-            let mut sleeper = None;
-            let stats = match cell.method {
-                Method::BusyLoop => run_cell(&mut BusyLoop, cell, &mut report),
-                Method::SpinPause => run_cell(&mut SpinPause, cell, &mut report),
-                Method::YieldLoop => run_cell(&mut YieldLoop, cell, &mut report),
-                Method::SleepDefaultSlack | Method::SleepSlack1ns => {
-                    run_cell(&mut RelativeSleep, cell, &mut report)
-                }
-                Method::ClockNanosleepAbs => run_cell(&mut AbsoluteSleep, cell, &mut report),
-                Method::Compensated => run_cell(&mut Compensated::default(), cell, &mut report),
-                Method::Hybrid1ms => run_cell(&mut Hybrid1ms, cell, &mut report),
-                Method::Keeptime => {
-                    let mut k = Keeptime::with_knobs(Mode::Exact, knobs);
-                    let stats = run_cell(&mut k, cell, &mut report);
-                    sleeper = k.sleeper_stats().map(|st| SleeperAccount {
-                        tail_target_ppm: knobs.target.ppm(),
-                        sleeps: st.sleeps,
-                        late: st.late,
-                        os_waits: st.os_waits,
-                        spin_ns: st.spin_ns,
-                        cpu_estimate_ns: st.cpu_estimate_ns,
-                    });
-                    stats
-                }
-                Method::KeeptimeEfficient => {
-                    run_cell(&mut Keeptime::new(Mode::Efficient), cell, &mut report)
-                }
-                Method::KeeptimeSpin => run_cell(&mut Keeptime::new(Mode::Spin), cell, &mut report),
-            };
+            let mut waiter = cell.method.waiter(knobs);
+            let measured = run_cell(&mut *waiter, cell, &mut report);
+            let sleeper = waiter.sleeper_stats().map(|st| SleeperAccount {
+                tail_target_ppm: knobs.target.ppm(),
+                sleeps: st.sleeps,
+                late: st.late,
+                os_waits: st.os_waits,
+                spin_ns: st.spin_ns,
+                cpu_estimate_ns: st.cpu_estimate_ns,
+            });
+            // The waiter (and an idle hint it holds) ends with its cell.
+            drop(waiter);
             observer.cell_finished(index);
             CellResult {
                 method: cell.method.name().to_owned(),
+                family: Some(cell.method.family()),
                 duration_ns: cell.duration_ns,
                 warmup: cell.warmup,
                 timer_slack_ns,
-                stats,
+                stats: measured.stats,
+                late_share: measured.late_share,
+                ret: measured.ret,
                 sleeper,
             }
         })
@@ -124,14 +110,33 @@ pub fn run(
     results
 }
 
-/// `woke − deadline` as a signed number, saturating (only a broken clock
-/// could make it overflow).
-#[inline]
-pub(crate) fn error_ns(woke: u64, deadline: u64) -> i64 {
-    if woke >= deadline {
-        i64::try_from(woke - deadline).unwrap_or(i64::MAX)
-    } else {
-        i64::try_from(deadline - woke).map_or(i64::MIN, |e| -e)
+/// What one cell measured: the error statistics, the late share and the
+/// return percentiles (when the method returned readings of its own).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// The error statistics.
+    pub stats: Stats,
+    /// Share of the waits more than 2 µs late.
+    pub late_share: Option<f64>,
+    /// `caller reading − method reading`, p50 and p90.
+    pub ret: Option<Return>,
+}
+
+impl Measured {
+    /// The figures of a cell's `errors` and `returns` (both sorted in
+    /// place) over `wall_ns` and `cpu_ns`; `None` without samples.
+    pub fn from_samples(
+        errors: &mut [i64],
+        returns: &mut [i64],
+        wall_ns: u64,
+        cpu_ns: u64,
+    ) -> Option<Measured> {
+        let stats = Stats::from_errors(errors, wall_ns, cpu_ns)?;
+        Some(Measured {
+            stats,
+            late_share: late_share(errors),
+            ret: Return::from_samples(returns),
+        })
     }
 }
 
@@ -140,12 +145,17 @@ pub(crate) fn error_ns(woke: u64, deadline: u64) -> i64 {
 /// # Panics
 /// Never on any plan: `max_samples` is at least 1 and the statistics of a
 /// non-empty cell always exist.
-fn run_cell<W: Waiter>(waiter: &mut W, cell: &CellPlan, report: &mut dyn FnMut(f64)) -> Stats {
+fn run_cell<W: Waiter + ?Sized>(
+    waiter: &mut W,
+    cell: &CellPlan,
+    report: &mut dyn FnMut(f64),
+) -> Measured {
     let d = cell.duration_ns;
     for _ in 0..cell.warmup {
         let start = os::monotonic_ns();
         let deadline = start.saturating_add(d);
-        let woke = waiter.wait(start, deadline);
+        waiter.wait(start, deadline);
+        let woke = os::monotonic_ns();
         waiter.warmup_sample(d, error_ns(woke, deadline));
     }
     waiter.warmup_done();
@@ -153,6 +163,7 @@ fn run_cell<W: Waiter>(waiter: &mut W, cell: &CellPlan, report: &mut dyn FnMut(f
     let max = usize::try_from(cell.max_samples.max(1)).unwrap_or(usize::MAX);
     let min = usize::try_from(cell.min_samples).unwrap_or(usize::MAX);
     let mut errors: Vec<i64> = Vec::with_capacity(max);
+    let mut returns: Vec<i64> = Vec::with_capacity(max);
     let limit = cell.time_limit_ns.unwrap_or(u64::MAX);
     let hard_limit = cell.hard_limit_ns().unwrap_or(u64::MAX);
 
@@ -162,9 +173,14 @@ fn run_cell<W: Waiter>(waiter: &mut W, cell: &CellPlan, report: &mut dyn FnMut(f
     while errors.len() < max {
         let start = os::monotonic_ns();
         let deadline = start.saturating_add(d);
-        let woke = waiter.wait(start, deadline);
+        let own = waiter.wait(start, deadline);
+        // The caller's first reading after the call: the error's end.
+        let woke = os::monotonic_ns();
         // Within capacity: never reallocates.
         errors.push(error_ns(woke, deadline));
+        if let Some(own) = own {
+            returns.push(error_ns(woke, own));
+        }
 
         let elapsed = woke.saturating_sub(wall_start);
         if (elapsed >= limit && errors.len() >= min) || elapsed >= hard_limit {
@@ -179,19 +195,38 @@ fn run_cell<W: Waiter>(waiter: &mut W, cell: &CellPlan, report: &mut dyn FnMut(f
     }
     let cpu_ns = os::thread_cpu_ns().saturating_sub(cpu_start);
     let wall_ns = os::monotonic_ns().saturating_sub(wall_start);
-    Stats::from_errors(&mut errors, wall_ns, cpu_ns).expect("a cell records at least one sample")
+    Measured::from_samples(&mut errors, &mut returns, wall_ns, cpu_ns)
+        .expect("a cell records at least one sample")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::bench::Method;
+
     #[test]
-    fn signed_errors() {
-        assert_eq!(error_ns(10, 7), 3);
-        assert_eq!(error_ns(7, 10), -3);
-        assert_eq!(error_ns(u64::MAX, 0), i64::MAX);
-        assert_eq!(error_ns(0, u64::MAX), i64::MIN);
+    fn a_cell_summary_of_hand_made_samples() {
+        // Ten waits: errors (caller's reading − deadline) and, for the
+        // seven that returned a reading of their own, the returns.
+        let mut errors = vec![120, 80, 2_500, 95, 60, 3_000, 110, 70, 100, 90];
+        let mut returns = vec![30, 10, 60, 20, 50, 40, 500];
+        let m = Measured::from_samples(&mut errors, &mut returns, 2_000, 500).unwrap();
+        assert_eq!((m.stats.p50_ns, m.stats.p90_ns), (95, 2_500));
+        assert_eq!(m.stats.samples, 10);
+        assert_eq!(m.late_share, Some(0.2));
+        // Sorted returns 10 20 30 40 50 60 500: p50 = 4th, p90 = 7th.
+        assert_eq!(
+            m.ret,
+            Some(Return {
+                p50_ns: 40,
+                p90_ns: 500
+            })
+        );
+        // A method that returns no reading of its own has no return column.
+        let m = Measured::from_samples(&mut [5], &mut [], 1, 1).unwrap();
+        assert_eq!((m.ret, m.late_share), (None, Some(0.0)));
+        assert!(Measured::from_samples(&mut [], &mut [], 1, 1).is_none());
     }
 
     #[test]
@@ -219,6 +254,20 @@ mod tests {
             let m: Method = r.method.parse().unwrap();
             if !m.may_return_early() {
                 assert_eq!(r.stats.early, 0, "{}", r.method);
+            }
+            assert_eq!(r.family, Some(m.family()));
+            // Spins and keeptime return a reading of their own; plain OS
+            // sleeps do not, and have no return column.
+            let own_reading = !matches!(
+                m,
+                Method::SleepDefaultSlack
+                    | Method::SleepSlack1ns
+                    | Method::ClockNanosleepAbs
+                    | Method::Compensated
+            );
+            assert_eq!(r.ret.is_some(), own_reading, "{}", r.method);
+            if let Some(ret) = r.ret {
+                assert!(0 <= ret.p50_ns && ret.p50_ns <= ret.p90_ns, "{}", r.method);
             }
         }
     }

@@ -4,6 +4,7 @@
 //! `spec/bench-result.md`, in integer arithmetic where it matters, so every
 //! language's bench computes the same figures from the same samples.
 
+use keeptime::stats::nearest_rank;
 use serde::Serialize;
 
 /// Per-mille ranks of the reported percentiles: p50, p90, p99, p99.9.
@@ -55,17 +56,6 @@ pub struct Bucket {
     pub count: u64,
 }
 
-/// Value at per-mille rank `q` of `sorted` by the nearest-rank method:
-/// `sorted[max(ceil(q·n/1000), 1) − 1]`.
-///
-/// # Panics
-/// If `sorted` is empty.
-pub fn percentile(sorted: &[i64], q_per_mille: u64) -> i64 {
-    let n = sorted.len() as u128;
-    let rank = (u128::from(q_per_mille) * n).div_ceil(1000).max(1);
-    sorted[(rank - 1) as usize]
-}
-
 impl Stats {
     /// Computes the statistics of `errors` (sorted in place) measured over
     /// `wall_ns` of wall time and `cpu_ns` of thread CPU time. `None` when
@@ -84,7 +74,10 @@ impl Stats {
         } else {
             0.0
         };
-        let [p50, p90, p99, p999] = PERCENTILES_PER_MILLE.map(|q| percentile(errors, q));
+        // Nearest rank (the core's rule, spec/bench-result.md); `errors` is
+        // not empty, so every rank exists.
+        let [p50, p90, p99, p999] =
+            PERCENTILES_PER_MILLE.map(|q| nearest_rank(errors, q).unwrap_or(errors[n - 1]));
         let cpu_percent = if wall_ns == 0 {
             0.0
         } else {
@@ -186,16 +179,10 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn nearest_rank() {
-        let v: Vec<i64> = (1..=1000).collect();
-        assert_eq!(percentile(&v, 500), 500);
-        assert_eq!(percentile(&v, 990), 990);
-        assert_eq!(percentile(&v, 999), 999);
-        let v: Vec<i64> = (1..=20).collect();
-        assert_eq!(percentile(&v, 500), 10);
-        assert_eq!(percentile(&v, 990), 20);
-        assert_eq!(percentile(&[7], 999), 7);
-        assert_eq!(percentile(&[7], 0), 7);
+    fn percentiles_are_nearest_rank() {
+        let mut v: Vec<i64> = (1..=20).rev().collect();
+        let s = Stats::from_errors(&mut v, 1, 1).unwrap();
+        assert_eq!((s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns), (10, 18, 20, 20));
     }
 
     #[test]

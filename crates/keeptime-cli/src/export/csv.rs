@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 pub struct CsvExporter;
 
 /// The header row.
-pub const COLUMNS: &str = "method,duration_ns,samples,warmup,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,early,cpu_percent,wall_ns,cpu_ns,timer_slack_ns";
+pub const COLUMNS: &str = "method,duration_ns,samples,warmup,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,early,cpu_percent,wall_ns,cpu_ns,timer_slack_ns,return_p50_ns,return_p90_ns,late_share";
 
 /// Quotes a field if it needs it (RFC 4180).
 fn field(s: &str) -> String {
@@ -29,7 +29,7 @@ impl Exporter for CsvExporter {
             let s = &r.stats;
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{:.1},{:.1},{},{},{},{},{},{},{:.3},{},{},{}",
+                "{},{},{},{},{},{:.1},{:.1},{},{},{},{},{},{},{:.3},{},{},{},{},{},{}",
                 field(&r.method),
                 r.duration_ns,
                 s.samples,
@@ -47,6 +47,9 @@ impl Exporter for CsvExporter {
                 s.wall_ns,
                 s.cpu_ns,
                 r.timer_slack_ns.map_or(String::new(), |v| v.to_string()),
+                r.ret.map_or(String::new(), |v| v.p50_ns.to_string()),
+                r.ret.map_or(String::new(), |v| v.p90_ns.to_string()),
+                r.late_share.map_or(String::new(), |v| format!("{v:.6}")),
             );
         }
         Ok(out.into_bytes())

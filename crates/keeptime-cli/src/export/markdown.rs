@@ -1,4 +1,4 @@
-//! The terminal's tables and verdicts as Markdown, for READMEs and issues.
+//! The terminal's tables and verdicts as Markdown, for READMEs and bug reports.
 
 use super::Exporter;
 use crate::bench::BenchReport;
@@ -31,7 +31,8 @@ impl Exporter for MarkdownExporter {
             report.created,
         );
         out.push_str(
-            "Error = first clock reading after the wait − deadline (negative = early); \
+            "Error = the caller's first clock reading after the call returns − deadline (negative = early); \
+             return = that reading − the method's own last reading (p50 / p90; — for methods without one); \
              CPU = thread CPU time ÷ wall time; best figures in bold (errors: among methods never early).\n",
         );
         for (d, results) in by_duration(report) {

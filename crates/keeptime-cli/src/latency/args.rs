@@ -2,7 +2,8 @@
 //! line naming it and what is accepted (exit 2), found before any thread starts.
 
 use super::Method;
-use crate::duration::{self, DurationError};
+use crate::duration;
+use crate::parse::positive_duration;
 use clap::Args;
 
 /// Longest accepted interval.
@@ -55,7 +56,7 @@ pub struct LatencyArgs {
 
     /// Run the measuring threads under SCHED_FIFO at this priority, 1–99
     /// (cyclictest -p); refused without CAP_SYS_NICE or RLIMIT_RTPRIO: a warning.
-    #[arg(long, value_name = "N", value_parser = crate::cli::parse_priority, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", value_parser = crate::parse::priority, allow_hyphen_values = true)]
     pub priority: Option<u32>,
 
     /// Lock all memory with mlockall(MCL_CURRENT|MCL_FUTURE) (cyclictest -m).
@@ -101,33 +102,9 @@ fn quoted(s: &str) -> String {
     duration::quoted(s)
 }
 
-fn parse_positive_duration(s: &str, what: &str, example: &str) -> Result<u64, String> {
-    let q = quoted(s);
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().starts_with("nan") {
-        return Err(format!(
-            "{what} {q} is not a number: expected a positive duration, e.g. {example}"
-        ));
-    }
-    let bare_zero = t.parse::<f64>().is_ok_and(|v| v == 0.0);
-    match duration::parse_ns(s) {
-        _ if bare_zero => Err(format!(
-            "zero {what} {q}: expected a positive duration, e.g. {example}"
-        )),
-        Ok(0) => Err(format!(
-            "zero {what} {q}: expected a positive duration, e.g. {example}"
-        )),
-        Ok(ns) => Ok(ns),
-        Err(DurationError::Negative(_)) => Err(format!(
-            "negative {what} {q}: expected a positive duration, e.g. {example}"
-        )),
-        Err(e) => Err(format!("{what}: {e}")),
-    }
-}
-
 /// `--interval`: 1 ns to 1 h.
 pub fn parse_interval(s: &str) -> Result<u64, String> {
-    let ns = parse_positive_duration(s, "interval", "1ms")?;
+    let ns = positive_duration(s, "interval", "1ms")?;
     if ns > MAX_INTERVAL_NS {
         return Err(format!("interval {} is too long: at most 1h", quoted(s)));
     }
@@ -136,12 +113,12 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
 
 /// `--duration`: any positive duration.
 pub fn parse_run_duration(s: &str) -> Result<u64, String> {
-    parse_positive_duration(s, "duration", "30s")
+    positive_duration(s, "duration", "30s")
 }
 
 /// `--histogram`: a positive duration up to 1 s, rounded up to whole µs.
 pub fn parse_histogram(s: &str) -> Result<u64, String> {
-    let ns = parse_positive_duration(s, "histogram bound", "400us")?;
+    let ns = positive_duration(s, "histogram bound", "400us")?;
     let us = ns.div_ceil(1000);
     if us > MAX_HISTOGRAM_US {
         return Err(format!(

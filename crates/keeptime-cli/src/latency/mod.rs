@@ -37,38 +37,84 @@ pub enum Method {
     Spin,
 }
 
+/// What a latency method is: one row per method.
+struct MethodRow {
+    method: Method,
+    name: &'static str,
+    family: crate::bench::Family,
+    may_return_early: bool,
+    description: &'static str,
+}
+
+/// Every method, in the order `--method` lists them.
+const METHODS: [MethodRow; 4] = [
+    MethodRow {
+        method: Method::ClockNanosleep,
+        name: "clock-nanosleep",
+        family: crate::bench::Family::OsSleep,
+        may_return_early: false,
+        description: "cyclictest's loop: clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to start + k·interval, passed deadlines skipped; the thread's own timer slack",
+    },
+    MethodRow {
+        method: Method::Keeptime,
+        name: "keeptime",
+        family: crate::bench::Family::Keeptime,
+        may_return_early: false,
+        description: "keeptime::Ticker (MissedTicks::Skip) with the default sleeper, Mode::Exact",
+    },
+    MethodRow {
+        method: Method::KeeptimeEfficient,
+        name: "keeptime-efficient",
+        family: crate::bench::Family::Keeptime,
+        may_return_early: true,
+        description: "keeptime::Ticker (MissedTicks::Skip) with Mode::Efficient: OS wait only, may wake early",
+    },
+    MethodRow {
+        method: Method::Spin,
+        name: "spin",
+        family: crate::bench::Family::SpinWithPause,
+        may_return_early: false,
+        description: "spin with the pause hint on CLOCK_MONOTONIC to start + k·interval: one CPU per thread",
+    },
+];
+
 impl Method {
     /// Every method, in the order `--method` lists them.
-    pub const ALL: [Method; 4] = [
-        Method::ClockNanosleep,
-        Method::Keeptime,
-        Method::KeeptimeEfficient,
-        Method::Spin,
-    ];
+    pub const ALL: [Method; METHODS.len()] = {
+        let mut all = [Method::Spin; METHODS.len()];
+        let mut i = 0;
+        while i < METHODS.len() {
+            all[i] = METHODS[i].method;
+            i += 1;
+        }
+        all
+    };
+
+    fn row(self) -> &'static MethodRow {
+        METHODS
+            .iter()
+            .find(|r| r.method == self)
+            .expect("every method has a row in METHODS")
+    }
 
     /// The name on the command line and in results.
     pub fn name(self) -> &'static str {
-        match self {
-            Method::ClockNanosleep => "clock-nanosleep",
-            Method::Keeptime => "keeptime",
-            Method::KeeptimeEfficient => "keeptime-efficient",
-            Method::Spin => "spin",
-        }
+        self.row().name
     }
 
     /// One line.
     pub fn description(self) -> &'static str {
-        match self {
-            Method::ClockNanosleep => "cyclictest's loop: clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to start + k·interval, passed deadlines skipped; the thread's own timer slack",
-            Method::Keeptime => "keeptime::Ticker (MissedTicks::Skip) with the default sleeper, Mode::Exact",
-            Method::KeeptimeEfficient => "keeptime::Ticker (MissedTicks::Skip) with Mode::Efficient: OS wait only, may wake early",
-            Method::Spin => "busy loop on CLOCK_MONOTONIC to start + k·interval: one CPU per thread",
-        }
+        self.row().description
+    }
+
+    /// What kind of wait it is.
+    pub fn family(self) -> crate::bench::Family {
+        self.row().family
     }
 
     /// Whether it may wake before its deadline by design.
     pub fn may_return_early(self) -> bool {
-        self == Method::KeeptimeEfficient
+        self.row().may_return_early
     }
 }
 

@@ -13,7 +13,7 @@ use std::fmt::Write;
 pub struct LatencyReport {
     /// `"keeptime-bench"`.
     pub format: &'static str,
-    /// 1.
+    /// The format version written.
     pub version: u32,
     /// When the run started.
     pub created: String,
@@ -147,7 +147,7 @@ pub fn document(
             .map(|m| MethodInfo {
                 name: m.name().into(),
                 description: m.description().into(),
-                seed: None,
+                family: m.family(),
                 may_return_early: m.may_return_early(),
             })
             .collect(),

@@ -57,6 +57,15 @@ pub fn mean_sd(mean: f64, sd: f64) -> String {
     }
 }
 
+/// A cell's return column: `12 ns / 40 ns` (p50 / p90), or `—` for a
+/// method that returns no clock reading of its own.
+pub fn return_pair(ret: Option<crate::bench::result::Return>) -> String {
+    match ret {
+        Some(r) => format!("{} / {}", ns(r.p50_ns), ns(r.p90_ns)),
+        None => "—".into(),
+    }
+}
+
 /// A requested duration, exactly when it is round: `10 ms`, `2.5 ms`, `250 µs`.
 pub fn duration(ns: u64) -> String {
     let (div, unit) = if ns >= 1_000_000_000 {

@@ -7,7 +7,7 @@ pub mod progress;
 pub mod table;
 pub mod verdict;
 
-use crate::bench::crowd::CrowdResult;
+use crate::bench::result::CrowdResult;
 use crate::bench::{BenchReport, CellResult};
 use std::fmt::Write as _;
 
@@ -43,7 +43,8 @@ pub fn header(report: &BenchReport) -> String {
     let methods = groups.first().map_or(0, |(_, v)| v.len());
     format!(
         "keeptime bench: {methods} methods × {} durations on {machine}\n\
-         error = first clock reading after the wait − deadline (negative = early); \
+         error = the caller's first clock reading after the call returns − deadline (negative = early); \
+         return = that reading − the method's own last reading;\n\
          CPU = thread CPU time ÷ wall time; * = best in column (errors: among methods never early)\n",
         groups.len()
     )
@@ -65,6 +66,9 @@ pub fn section(duration_ns: u64, results: &[&CellResult], color: bool) -> String
         } else {
             let _ = writeln!(out, "{v}");
         }
+    }
+    if let Some(line) = verdict::handoff_line(results) {
+        let _ = writeln!(out, "{line}");
     }
     for r in results {
         if let Some(line) = sleeper_line(r) {

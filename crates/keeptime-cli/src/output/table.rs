@@ -6,7 +6,7 @@ use crate::bench::CellResult;
 use std::fmt::Write as _;
 
 /// Column headers of the result table.
-pub const HEADERS: [&str; 10] = [
+pub const HEADERS: [&str; 11] = [
     "method",
     "p50",
     "p90",
@@ -17,6 +17,7 @@ pub const HEADERS: [&str; 10] = [
     "early",
     "CPU",
     "samples",
+    "return p50 / p90",
 ];
 
 /// One table cell: its text and whether it is the best in its column.
@@ -96,6 +97,7 @@ impl Table {
                     cell(s.early.to_string(), false),
                     cell(format::percent(s.cpu_percent), best[6][i]),
                     cell(s.samples.to_string(), false),
+                    cell(format::return_pair(r.ret), false),
                 ]
             })
             .collect();
@@ -200,17 +202,24 @@ mod tests {
         let mut e = errors.to_vec();
         CellResult {
             method: method.into(),
+            family: None,
             duration_ns: 1_000,
             warmup: 0,
             timer_slack_ns: None,
             stats: Stats::from_errors(&mut e, 1_000, cpu_ns).unwrap(),
+            late_share: None,
+            ret: None,
             sleeper: None,
         }
     }
 
     #[test]
     fn best_figures_are_marked_and_columns_align() {
-        let a = cell("spin", &[10, 20, 30], 1_000);
+        let mut a = cell("spin", &[10, 20, 30], 1_000);
+        a.ret = Some(crate::bench::result::Return {
+            p50_ns: 12,
+            p90_ns: 1_500,
+        });
         let b = cell("sleep-default-slack", &[50_000, 50_000, 60_000], 10);
         let early = cell("compensated", &[-1, 0, 1], 10);
         let t = Table::new(&[&a, &b, &early]);
@@ -226,7 +235,13 @@ mod tests {
         // Right-aligned numeric columns end at the same place on every line.
         let end = |l: &str, needle: &str| l.find(needle).map(|i| i + needle.len());
         assert_eq!(end(lines[0], "p50"), end(lines[1], "20 ns"));
+        // The return column: p50 / p90, or a dash without readings of its own.
+        assert_eq!(t.rows[0][10].text, "12 ns / 1.50 µs");
+        assert_eq!(t.rows[1][10].text, "—");
+        assert!(lines[0].ends_with("return p50 / p90"), "{text}");
+        assert!(lines[1].ends_with("12 ns / 1.50 µs"), "{text}");
         let md = t.render_markdown();
         assert!(md.contains("**20 ns**") && md.lines().count() == 5, "{md}");
+        assert!(md.contains("| 100 % | 3 | 12 ns / 1.50 µs |"), "{md}");
     }
 }

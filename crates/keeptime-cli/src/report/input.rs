@@ -1,6 +1,11 @@
-//! Reading bench result files (`spec/bench-result.md`, version 1) from any
-//! runtime. Every problem is one line naming the file and what is wrong.
+//! Reading bench result files (`spec/bench-result.md`, versions 1 and 2)
+//! from any runtime. Every problem is one line naming the file and what is
+//! wrong. A version-1 file names no family; its methods get one by the
+//! format's rule for reading version 1 ([`family_of_v1`]).
 
+use crate::bench::methods::METHODS;
+use crate::bench::report::{FORMAT, READABLE_VERSIONS};
+use crate::bench::result::{CrowdResult, Family, Return, SleeperAccount};
 use crate::bench::stats::{Bucket, Stats};
 use crate::bench::{BenchReport, CellResult};
 use crate::UsageError;
@@ -15,6 +20,9 @@ pub struct Doc {
     /// Where it was read from (not part of the document).
     #[serde(skip)]
     pub file: String,
+    /// The format version the file was written in (1 or 2).
+    #[serde(skip)]
+    pub version: u32,
     /// When the run started.
     pub created: String,
     /// The program that measured.
@@ -25,7 +33,8 @@ pub struct Doc {
     pub machine: Machine,
     /// How the run was set up.
     pub parameters: Parameters,
-    /// What each method is.
+    /// What each method is (parsed one by one, so errors can name it).
+    #[serde(skip)]
     pub methods: Vec<MethodInfo>,
     /// The cells (parsed one by one, so errors can name the cell).
     #[serde(skip)]
@@ -35,7 +44,7 @@ pub struct Doc {
     pub clocks: Option<Clocks>,
     /// The optional crowd rows (`keeptime bench --crowd N`).
     #[serde(default)]
-    pub crowd: Option<Vec<crate::bench::crowd::CrowdResult>>,
+    pub crowd: Option<Vec<CrowdResult>>,
 }
 
 /// `tool`.
@@ -118,14 +127,52 @@ pub struct Parameters {
 }
 
 /// `methods[i]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MethodInfo {
     /// Name.
     pub name: String,
     /// One line.
     pub description: String,
+    /// What kind of wait it is: the file's `family` (version 2), or what
+    /// the version-1 rule makes of the entry; `None` when that says nothing.
+    pub family: Option<Family>,
     /// Whether it may return early by design.
     pub may_return_early: bool,
+}
+
+/// `methods[i]` as written, in either version.
+#[derive(Deserialize)]
+struct MethodIn {
+    name: String,
+    description: String,
+    may_return_early: bool,
+    /// Version 2.
+    #[serde(default)]
+    family: Option<Family>,
+}
+
+/// The family of a version-1 method entry, which has none: the format's
+/// rule for reading version 1 (`spec/bench-result.md`, *Reading version 1*).
+/// Version 1's `seed` named where a method came from, not what it is (one
+/// value stood for busy loops, spins, OS sleeps and hybrids alike), so the
+/// rule goes by the name:
+///
+/// 1. A name of the reference set (`keeptime bench --list`) has that
+///    method's family: every runtime uses those names for the same thing.
+/// 2. A name starting with `keeptime` is one of keeptime's sleepers.
+/// 3. A name with `sleep` or `park` in it is an OS sleep.
+/// 4. Anything else: unknown (`None`).
+pub fn family_of_v1(name: &str) -> Option<Family> {
+    if let Some(m) = METHODS.iter().find(|m| m.name == name) {
+        return Some(m.family);
+    }
+    if name.starts_with("keeptime") {
+        return Some(Family::Keeptime);
+    }
+    if name.contains("sleep") || name.contains("park") {
+        return Some(Family::OsSleep);
+    }
+    None
 }
 
 /// `results[i]`, the fields of the format.
@@ -150,7 +197,13 @@ struct CellIn {
     cpu_ns: u64,
     histogram: Vec<BucketIn>,
     #[serde(default)]
-    sleeper: Option<crate::bench::report::SleeperAccount>,
+    late_share: Option<f64>,
+    #[serde(default)]
+    return_p50_ns: Option<i64>,
+    #[serde(default)]
+    return_p90_ns: Option<i64>,
+    #[serde(default)]
+    sleeper: Option<SleeperAccount>,
 }
 
 #[derive(Deserialize)]
@@ -292,7 +345,7 @@ fn from_value(mut value: Value, name: &str) -> Result<Doc, UsageError> {
         ));
     };
     match obj.get("format") {
-        Some(Value::String(f)) if f == crate::bench::report::FORMAT => {}
+        Some(Value::String(f)) if f == FORMAT => {}
         Some(other) => {
             return Err(bad(format!(
                 "format is {other}, expected \"keeptime-bench\" (spec/bench-result.md)"
@@ -304,15 +357,26 @@ fn from_value(mut value: Value, name: &str) -> Result<Doc, UsageError> {
             ))
         }
     }
-    match obj.get("version") {
-        Some(v) if v.as_u64() == Some(u64::from(crate::bench::report::VERSION)) => {}
-        Some(other) => {
-            return Err(bad(format!(
-                "version {other} of the keeptime-bench format; this keeptime reads version 1"
-            )))
-        }
+    let version = match obj.get("version") {
+        Some(v) => match v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| READABLE_VERSIONS.contains(n))
+        {
+            Some(n) => n,
+            None => {
+                return Err(bad(format!(
+                    "version {v} of the keeptime-bench format; this keeptime reads versions 1 and 2"
+                )))
+            }
+        },
         None => return Err(bad("no \"version\" field".into())),
-    }
+    };
+    let methods = match obj.remove("methods") {
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(bad("\"methods\" is not an array".into())),
+        None => return Err(bad("missing field `methods`".into())),
+    };
     let results = match obj.remove("results") {
         Some(Value::Array(a)) => a,
         Some(_) => return Err(bad("\"results\" is not an array".into())),
@@ -320,16 +384,45 @@ fn from_value(mut value: Value, name: &str) -> Result<Doc, UsageError> {
     };
     let mut doc: Doc = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
     doc.file = name.to_owned();
+    doc.version = version;
+    for (i, m) in methods.into_iter().enumerate() {
+        let m: MethodIn =
+            serde_json::from_value(m).map_err(|e| bad(format!("methods[{i}]: {e}")))?;
+        doc.methods
+            .push(check_method(m, version).map_err(|e| bad(format!("methods[{i}]: {e}")))?);
+    }
     if results.is_empty() {
         return Err(bad("\"results\" is empty: nothing to draw".into()));
     }
     for (i, cell) in results.into_iter().enumerate() {
         let c: CellIn =
             serde_json::from_value(cell).map_err(|e| bad(format!("results[{i}]: {e}")))?;
-        doc.results
-            .push(check_cell(c).map_err(|e| bad(format!("results[{i}]: {e}")))?);
+        let mut cell = check_cell(c).map_err(|e| bad(format!("results[{i}]: {e}")))?;
+        cell.family = doc
+            .methods
+            .iter()
+            .find(|m| m.name == cell.method)
+            .and_then(|m| m.family);
+        doc.results.push(cell);
     }
     Ok(doc)
+}
+
+fn check_method(m: MethodIn, version: u32) -> Result<MethodInfo, String> {
+    let family = if version >= 2 {
+        match m.family {
+            Some(f) => Some(f),
+            None => return Err("missing field `family` (required from version 2)".into()),
+        }
+    } else {
+        m.family.or_else(|| family_of_v1(&m.name))
+    };
+    Ok(MethodInfo {
+        name: m.name,
+        description: m.description,
+        family,
+        may_return_early: m.may_return_early,
+    })
 }
 
 fn check_cell(c: CellIn) -> Result<CellResult, String> {
@@ -360,8 +453,24 @@ fn check_cell(c: CellIn) -> Result<CellResult, String> {
     if !(c.cpu_percent.is_finite() && c.cpu_percent >= 0.0) {
         return Err(format!("cpu_percent {} is not a percentage", c.cpu_percent));
     }
+    let ret = match (c.return_p50_ns, c.return_p90_ns) {
+        (Some(p50_ns), Some(p90_ns)) if p50_ns <= p90_ns => Some(Return { p50_ns, p90_ns }),
+        (None, None) => None,
+        (Some(a), Some(b)) => {
+            return Err(format!("return_p50_ns {a} is more than return_p90_ns {b}"))
+        }
+        _ => return Err("return_p50_ns and return_p90_ns come together".into()),
+    };
+    if let Some(l) = c.late_share {
+        if !(0.0..=1.0).contains(&l) {
+            return Err(format!("late_share {l} is not a share in [0, 1]"));
+        }
+    }
     Ok(CellResult {
         sleeper: c.sleeper,
+        family: None,
+        late_share: c.late_share,
+        ret,
         method: c.method,
         duration_ns: c.duration_ns,
         warmup: c.warmup,

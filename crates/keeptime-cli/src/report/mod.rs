@@ -14,10 +14,24 @@ pub mod input;
 pub mod page;
 
 use anyhow::{Context, Result};
+use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use input::Doc;
+
+/// `keeptime report` options.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Bench result files (spec/bench-result.md) from any runtime; several
+    /// are drawn side by side.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<std::path::PathBuf>,
+
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "OUT.html")]
+    pub output: std::path::PathBuf,
+}
 
 /// Runs `keeptime report FILE... -o OUT`.
 pub fn run(files: &[PathBuf], out: &Path) -> Result<()> {

@@ -2,42 +2,30 @@
 
 use super::chart::{self, CdfSeries, TradeoffPoint};
 use super::input::Doc;
-use crate::bench::CellResult;
+use crate::bench::methods::METHODS;
+use crate::bench::{CellResult, Family};
 use crate::output::{format, verdict};
 use anyhow::Result;
 use plotters::style::RGBColor;
 use std::fmt::Write as _;
 
-/// The pure-spin methods, most representative first (labelled on the trade-off).
-const SPIN: [&str; 3] = ["spin-pause", "busy-loop", "keeptime-spin"];
-/// Each runtime's plain OS sleep, the language's own first: Python's
-/// `time.sleep` and Go's `time.Sleep` (`time-sleep`), Java's `parkNanos`,
-/// then Rust's `std::thread::sleep` (`sleep-default-slack`, which the Go and
-/// C benches also run as the plain nanosleep).
-const OS_SLEEP: [&str; 6] = [
-    "time-sleep",
-    "park-nanos",
-    "thread-sleep",
-    "sleep-default-slack",
-    "nanosleep",
-    "clock-nanosleep-rel",
+/// Colours of the reference methods (`keeptime bench --list`), in the order
+/// of their table, so a method looks the same on every page; other methods
+/// take the spare colours in order of appearance.
+const FIXED: [RGBColor; 11] = [
+    RGBColor(23, 190, 207),  // busy-loop
+    RGBColor(31, 119, 180),  // spin-pause
+    RGBColor(127, 127, 127), // yield-loop
+    RGBColor(44, 160, 44),   // sleep-default-slack
+    RGBColor(188, 189, 34),  // sleep-slack-1ns
+    RGBColor(148, 103, 189), // clock-nanosleep-abs
+    RGBColor(227, 119, 194), // compensated
+    RGBColor(57, 59, 121),   // hybrid-1ms
+    RGBColor(214, 39, 40),   // keeptime
+    RGBColor(255, 127, 14),  // keeptime-efficient
+    RGBColor(140, 86, 75),   // keeptime-spin
 ];
-
-/// Fixed colours for the reference methods, so a method looks the same on
-/// every page; others take the spare colours in order of appearance.
-const FIXED: [(&str, RGBColor); 11] = [
-    ("keeptime", RGBColor(214, 39, 40)),
-    ("keeptime-efficient", RGBColor(255, 127, 14)),
-    ("keeptime-spin", RGBColor(140, 86, 75)),
-    ("spin-pause", RGBColor(31, 119, 180)),
-    ("busy-loop", RGBColor(23, 190, 207)),
-    ("yield-loop", RGBColor(127, 127, 127)),
-    ("sleep-default-slack", RGBColor(44, 160, 44)),
-    ("sleep-slack-1ns", RGBColor(188, 189, 34)),
-    ("clock-nanosleep-abs", RGBColor(148, 103, 189)),
-    ("compensated", RGBColor(227, 119, 194)),
-    ("hybrid-1ms", RGBColor(57, 59, 121)),
-];
+const _: () = assert!(FIXED.len() == METHODS.len());
 const SPARE: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
     RGBColor(140, 109, 49),
@@ -74,8 +62,9 @@ impl Palette {
                 if names.iter().any(|(n, _)| *n == c.method) {
                     continue;
                 }
-                let color = match FIXED.iter().find(|(n, _)| *n == c.method) {
-                    Some((_, col)) => *col,
+                let reference = METHODS.iter().position(|m| m.name == c.method);
+                let color = match reference.and_then(|i| FIXED.get(i)) {
+                    Some(col) => *col,
                     None => {
                         spare += 1;
                         SPARE[(spare - 1) % SPARE.len()]
@@ -164,8 +153,9 @@ pub fn render(docs: &[Doc]) -> Result<String> {
     let _ = write!(
         h,
         "<header><h1>{}</h1><p class=\"sub\">From {} · drawn by keeptime {} · \
-         error = first clock reading after the wait − deadline (CLOCK_MONOTONIC); \
-         CPU % = the waiting thread's CPU time ÷ wall time</p></header>",
+         error = the caller's first clock reading after the call returns − deadline \
+         (CLOCK_MONOTONIC), for every method; return = that reading − the method's own last \
+         reading; CPU % = the waiting thread's CPU time ÷ wall time</p></header>",
         esc(&title),
         files.join(", "),
         env!("CARGO_PKG_VERSION")
@@ -408,7 +398,7 @@ fn dist_table(h: &mut String, rows: &[(Named, &CellResult)]) {
     h.push_str(
         "<div class=\"scroll\"><table class=\"dist\"><thead><tr><th>method</th><th>samples</th>\
          <th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th>\
-         <th>mean ± σ</th><th>early</th></tr></thead><tbody>",
+         <th>mean ± σ</th><th>early</th><th>return p50 / p90</th></tr></thead><tbody>",
     );
     for (n, c) in rows {
         let s = &c.stats;
@@ -416,7 +406,7 @@ fn dist_table(h: &mut String, rows: &[(Named, &CellResult)]) {
             h,
             "<tr><td><i class=\"chip{}\" style=\"background:{c2};border-color:{c2}\"></i>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td{}>{}</td></tr>",
+             <td{}>{}</td><td>{}</td></tr>",
             if n.hollow { " hollow" } else { "" },
             esc(&n.name),
             s.samples,
@@ -429,6 +419,7 @@ fn dist_table(h: &mut String, rows: &[(Named, &CellResult)]) {
             esc(&format::mean_sd(s.mean_ns, s.stddev_ns)),
             if s.early > 0 { " class=\"bad\"" } else { "" },
             s.early,
+            esc(&format::return_pair(c.ret)),
             c2 = chart::hex(n.color),
         );
     }
@@ -550,29 +541,25 @@ fn duration_section(
     if let Some(i) = rows.iter().position(|(_, c)| c.method == "keeptime") {
         tags.push((i, "keeptime".to_string()));
     }
-    if let Some(i) = SPIN
-        .iter()
-        .find_map(|s| rows.iter().position(|(_, c)| c.method == *s))
-    {
-        tags.push((i, format!("pure spin ({})", rows[i].1.method)));
+    let cells: Vec<&CellResult> = rows.iter().map(|(_, c)| *c).collect();
+    if let Some(spin) = verdict::pure_spin(&cells) {
+        if let Some(i) = rows.iter().position(|(_, c)| std::ptr::eq(*c, spin)) {
+            tags.push((i, format!("pure spin ({})", spin.method)));
+        }
     }
     charts(h, dur, &rows, &tags)?;
     h.push_str("</section>\n");
     Ok(())
 }
 
-/// A runtime's OS-sleep baseline among `cells`.
+/// A runtime's plain OS sleep among `cells`: its first method of the OS
+/// sleep family, in run order (each runtime's bench runs its language's own
+/// sleep first).
 fn os_sleep<'a>(cells: &[&'a CellResult]) -> Option<&'a CellResult> {
-    OS_SLEEP
+    cells
         .iter()
-        .find_map(|n| cells.iter().copied().find(|c| c.method == *n))
-        .or_else(|| {
-            cells.iter().copied().find(|c| {
-                !c.method.starts_with("keeptime")
-                    && (c.method.contains("sleep") || c.method.contains("park"))
-                    && !c.method.contains("slack-1ns")
-            })
-        })
+        .copied()
+        .find(|c| c.family == Some(Family::OsSleep))
 }
 
 /// `names` made unique: a name that repeats gets its file's name, and

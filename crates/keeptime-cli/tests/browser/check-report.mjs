@@ -1,5 +1,5 @@
 // Opens a keeptime report in headless Chromium (Debian's /usr/bin/chromium;
-// playwright-core never downloads a browser) and checks what the issue asks:
+// playwright-core never downloads a browser) and checks what the page must be:
 // no console errors, no network requests, the expected number of charts, each
 // chart with both axis labels and a drawn series per method, no horizontal
 // overflow at phone width, and a screenshot that is not blank.
