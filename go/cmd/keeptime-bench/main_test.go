@@ -111,7 +111,7 @@ func checkStructure(t *testing.T, data []byte) {
 	}
 	expect("document", doc, map[string]string{"format": "string", "version": "number", "created": "string",
 		"tool": "object", "runtime": "object", "machine": "object", "parameters": "object", "methods": "array", "results": "array"})
-	if doc["format"] != "keeptime-bench" || doc["version"] != 1.0 {
+	if doc["format"] != "keeptime-bench" || doc["version"] != 2.0 {
 		t.Errorf("format %v version %v", doc["format"], doc["version"])
 	}
 	expect("tool", doc["tool"].(map[string]any), map[string]string{"name": "string", "version": "string"})
@@ -122,7 +122,7 @@ func checkStructure(t *testing.T, data []byte) {
 	expect("parameters", doc["parameters"].(map[string]any), map[string]string{"schedule": "string", "cpu_clock": "string", "durations_ns": "array",
 		"methods": "array", "samples": "number?", "warmup": "number?", "budget_ns": "number?", "pin_cpu": "number?", "priority": "number?"})
 	for _, m := range doc["methods"].([]any) {
-		expect("method", m.(map[string]any), map[string]string{"name": "string", "description": "string", "seed": "string?", "may_return_early": "bool"})
+		expect("method", m.(map[string]any), map[string]string{"name": "string", "description": "string", "family": "string", "may_return_early": "bool"})
 	}
 	for _, r := range doc["results"].([]any) {
 		cell := r.(map[string]any)

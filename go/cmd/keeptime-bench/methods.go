@@ -14,7 +14,7 @@ import (
 type method struct {
 	name           string
 	description    string
-	seed           string // the "seed" field of spec/bench-result.md; "" when none
+	family         string // the "family" field of spec/bench-result.md
 	mayReturnEarly bool
 	// defaultSlack runs the cell with the thread's timer slack as found at
 	// start-up (50 µs by default) instead of 1 ns.
@@ -32,20 +32,20 @@ var allMethods = []method{
 	{
 		name:        "time-sleep",
 		description: "time.Sleep(d): the Go runtime's timers",
-		seed:        "003", defaultSlack: true,
+		family:      "OS sleep", defaultSlack: true,
 		newWaiter: plain(func(_ time.Time, d time.Duration) { time.Sleep(d) }),
 	},
 	{
 		// The Rust bench's name for the same thing (spec/bench-result.md).
 		name:        "sleep-default-slack",
 		description: "syscall.Nanosleep(d) (unix.Nanosleep): a relative nanosleep with the default timer slack",
-		seed:        "000, 003", defaultSlack: true,
+		family:      "OS sleep", defaultSlack: true,
 		newWaiter: plain(nanosleepWaiter),
 	},
 	{
 		name:        "busy-loop",
 		description: "for time.Now().Before(deadline) {}: reads the clock in a tight loop (a pure spin); a whole core",
-		seed:        "000",
+		family:      "busy loop",
 		newWaiter: plain(func(deadline time.Time, _ time.Duration) {
 			for time.Now().Before(deadline) {
 			}
@@ -53,27 +53,32 @@ var allMethods = []method{
 	},
 	{
 		name:        "keeptime",
+		family:      "keeptime",
 		description: "keeptime.Sleeper, Exact at the tail target (--tail-target, default 1 %): the cheapest plan of absolute OS waits then a spin whose predicted late share meets the target; never early",
 		newWaiter:   sleeperWaiter(keeptime.Exact),
 	},
 	{
 		name:        "keeptime-relaxed",
+		family:      "keeptime",
 		description: "keeptime.Sleeper, Exact at the tail target TailRelaxed (5 %, whatever --tail-target says); never early",
 		newWaiter:   fixedTarget(keeptime.TailRelaxed),
 	},
 	{
 		name:        "keeptime-strict",
+		family:      "keeptime",
 		description: "keeptime.Sleeper, Exact at the tail target TailStrict (0.1 %, whatever --tail-target says); never early",
 		newWaiter:   fixedTarget(keeptime.TailStrict),
 	},
 	{
 		name:           "keeptime-efficient",
+		family:         "keeptime",
 		description:    "keeptime.Sleeper, Efficient: one OS wait shortened by the learned median overshoot; may return early",
 		mayReturnEarly: true,
 		newWaiter:      sleeperWaiter(keeptime.Efficient),
 	},
 	{
 		name:        "keeptime-spin",
+		family:      "keeptime",
 		description: "keeptime.Sleeper, Spin: pure spin with the pause hint, yielding after 50 µs while the deadline is more than 20 µs away",
 		newWaiter:   sleeperWaiter(keeptime.Spin),
 	},

@@ -15,7 +15,7 @@ import (
 
 const (
 	formatName    = "keeptime-bench"
-	formatVersion = 1
+	formatVersion = 2
 	toolName      = "keeptime-bench-go"
 	toolVersion   = "0.1.0"
 )
@@ -69,10 +69,10 @@ type parameters struct {
 }
 
 type methodInfo struct {
-	Name           string  `json:"name"`
-	Description    string  `json:"description"`
-	Seed           *string `json:"seed"`
-	MayReturnEarly bool    `json:"may_return_early"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Family         string `json:"family"`
+	MayReturnEarly bool   `json:"may_return_early"`
 }
 
 // cellResult is one method at one duration, its statistics flattened in.
@@ -200,7 +200,7 @@ func newReport(created time.Time, m machine, p parameters, methods []method, res
 	}
 	for _, mt := range methods {
 		r.Methods = append(r.Methods, methodInfo{
-			Name: mt.name, Description: mt.description, Seed: nonEmpty(mt.seed), MayReturnEarly: mt.mayReturnEarly,
+			Name: mt.name, Description: mt.description, Family: mt.family, MayReturnEarly: mt.mayReturnEarly,
 		})
 	}
 	return r
