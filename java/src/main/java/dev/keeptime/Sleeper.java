@@ -49,6 +49,13 @@ import java.util.Objects;
  * the deadline on {@code System.nanoTime()}; a deadline in the past returns
  * at once. {@link Mode#EFFICIENT} may return early, by design.
  *
+ * <p><b>Hand-off.</b> A sleep that ends in a spin does all its bookkeeping
+ * (the stats, with the spin counted to the deadline; the spin slot; the crowd
+ * count) {@value #HANDOFF_NS} ns before the deadline, and the public method
+ * the caller called spins the rest in its own frame: the end of that loop is
+ * the return, so nothing the return path would touch cold runs after the
+ * deadline ({@code spec/sleep.md}, <em>Hand-off</em>).
+ *
  * <p><b>Interrupts</b> behave as in {@link Thread#sleep(long)}: if the thread
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin

@@ -221,7 +221,10 @@ public final class Ticker implements AutoCloseable {
 
     /**
      * Waits for the next slot, or returns at once if its deadline already
-     * passed (then the policy decides which slot is delivered).
+     * passed (then the policy decides which slot is delivered). A wait that
+     * ends in a spin records the slot in {@link #stats()} as served at its
+     * deadline, before the last few µs of the spin; the tick returned carries
+     * the lateness of the spin's final reading ({@code spec/ticker.md}).
      *
      * @return the slot delivered; {@code scheduledNanos} in the
      *     {@link System#nanoTime()} domain
