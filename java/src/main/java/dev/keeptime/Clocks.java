@@ -18,8 +18,8 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * Clock inspection: how fine and how costly {@link System#nanoTime()} really
- * is (seed 002's question, answered without leaving Java), how coarse
+ * Clock inspection, without leaving Java: how fine and how costly
+ * {@link System#nanoTime()} really is, how coarse
  * {@link System#currentTimeMillis()} and {@link Instant#now()} are, and what
  * Linux says about its clocksource, the thread's timer slack, virtualisation,
  * and its idle states and PM QoS request ({@link #idleLatency()}).
@@ -172,7 +172,7 @@ public final class Clocks {
         }
         sink = acc;
         Arrays.sort(perCall);
-        return perCall[BATCHES / 2];
+        return Percentiles.nearestRank(perCall, 500);
     }
 
     /** {smallest non-zero forward step, backward steps} over successive calls. */

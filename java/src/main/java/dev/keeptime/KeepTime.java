@@ -31,6 +31,13 @@ import java.time.Duration;
  * thread's timer slack is set to 1 ns ({@link TimerSlack}).
  */
 public final class KeepTime {
+    /**
+     * The thread's sleeper, always on the real clock ({@link SystemPlatform}):
+     * the static methods take it, let it do everything of a sleep but the
+     * last few µs ({@link Sleeper#HANDOFF_NS}), and spin those in their own
+     * frame, so nothing but the return runs after the deadline
+     * ({@code spec/sleep.md}, <em>Hand-off</em>).
+     */
     private static final ThreadLocal<Sleeper> SLEEPER = ThreadLocal.withInitial(Sleeper::create);
 
     private KeepTime() {}
@@ -47,7 +54,10 @@ public final class KeepTime {
      * @throws NullPointerException if {@code duration} is null
      */
     public static void sleep(Duration duration) throws InterruptedException {
-        SLEEPER.get().sleep(duration);
+        Sleeper s = SLEEPER.get();
+        long now = s.toHandoffAfter(duration);
+        long until = s.handoffUntil;
+        SystemPlatform.spinTo(now, until);
     }
 
     /**
@@ -59,7 +69,10 @@ public final class KeepTime {
      *     during the wait; the interrupt status is then cleared
      */
     public static void sleepNanos(long nanos) throws InterruptedException {
-        SLEEPER.get().sleepNanos(nanos);
+        Sleeper s = SLEEPER.get();
+        long now = s.toHandoffAfterNanos(nanos);
+        long until = s.handoffUntil;
+        SystemPlatform.spinTo(now, until);
     }
 
     /**
@@ -74,7 +87,10 @@ public final class KeepTime {
      *     during the wait; the interrupt status is then cleared
      */
     public static long sleepUntil(long deadline) throws InterruptedException {
-        return SLEEPER.get().sleepUntil(deadline);
+        Sleeper s = SLEEPER.get();
+        long now = s.toHandoffUntil(deadline);
+        long until = s.handoffUntil;
+        return SystemPlatform.nanoTimeOf(SystemPlatform.spinTo(now, until));
     }
 
     /**

@@ -15,7 +15,7 @@ public enum Mode {
      */
     EXACT,
     /**
-     * OS-only, compensated (seed 001's method): one OS wait that ends the
+     * OS-only, compensated: one OS wait that ends the
      * learned <em>median</em> overshoot before the deadline, no spin. Uses
      * almost no CPU, but <strong>may return before the deadline</strong>
      * (about half of the time, by a few µs) and cannot wait less than the OS's

@@ -3,6 +3,7 @@ package dev.keeptime;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Simulated time for testing code that waits: a clock that moves only when
@@ -54,6 +55,14 @@ public final class SimPlatform implements Platform {
      */
     public record Wait(long issuedNs, long targetNs, long wokeNs, boolean interrupted) {}
 
+    /**
+     * When a spin slot was given back ({@link #endSpin()}).
+     *
+     * @param atNs the clock then
+     * @param relaxes the count of {@link #relax()} steps then
+     */
+    public record SlotRelease(long atNs, long relaxes) {}
+
     private long now;
     private final ArrayDeque<Long> overshoots = new ArrayDeque<>();
     private final ArrayDeque<Long> interrupts = new ArrayDeque<>();
@@ -70,6 +79,7 @@ public final class SimPlatform implements Platform {
     private int cpus = Integer.MAX_VALUE;
     private int otherSleepers;
     private int sleepers;
+    private SlotRelease released;
 
     /**
      * A simulated world whose clock reads {@code startNs}.
@@ -264,6 +274,17 @@ public final class SimPlatform implements Platform {
         return spinning;
     }
 
+    /**
+     * When the spin slot was last given back: the clock and the count of
+     * {@link #relax()} steps at that moment. A sleep's hand-off gives it back
+     * before its last steps ({@code spec/sleep.md}, <em>Hand-off</em>).
+     *
+     * @return the last release, or empty before the first
+     */
+    public Optional<SlotRelease> spinSlotReleasedAt() {
+        return Optional.ofNullable(released);
+    }
+
     @Override
     public long nowNs() {
         return now;
@@ -320,6 +341,7 @@ public final class SimPlatform implements Platform {
     @Override
     public void endSpin() {
         spinning = false;
+        released = new SlotRelease(now, relaxes);
     }
 
     /** Counts one more sleeper of this world; returns them plus the other sleepers (saturating). */

@@ -49,6 +49,13 @@ import java.util.Objects;
  * the deadline on {@code System.nanoTime()}; a deadline in the past returns
  * at once. {@link Mode#EFFICIENT} may return early, by design.
  *
+ * <p><b>Hand-off.</b> A sleep that ends in a spin does all its bookkeeping
+ * (the stats, with the spin counted to the deadline; the spin slot; the crowd
+ * count) {@value #HANDOFF_NS} ns before the deadline, and the public method
+ * the caller called spins the rest in its own frame: the end of that loop is
+ * the return, so nothing the return path would touch cold runs after the
+ * deadline ({@code spec/sleep.md}, <em>Hand-off</em>).
+ *
  * <p><b>Interrupts</b> behave as in {@link Thread#sleep(long)}: if the thread
  * is interrupted when a sleep starts or while it waits, the interrupt status
  * is cleared and {@link InterruptedException} is thrown. During the final spin
@@ -121,6 +128,16 @@ public final class Sleeper implements AutoCloseable {
      * other sleepers' wake-ups need.
      */
     public static final long CROWD_PAUSE_NS = 5_000;
+    /**
+     * The last stretch (ns) of a spin-finished sleep, spun by the outermost
+     * call, the one that returns to the caller ({@code spec/sleep.md},
+     * <em>Hand-off</em>): the sleep does all its bookkeeping (stats, the spin
+     * slot, the crowd count) before it, so the end of the spin is the return,
+     * and what the return path touches is touched a few µs before the
+     * deadline, not after it. At most {@link #CROWD_PAUSE_NS}, so the
+     * hand-off never changes whether a step pauses or yields.
+     */
+    public static final long HANDOFF_NS = 5_000;
 
     private final Platform platform;
     private final MarginEstimator estimator = new MarginEstimator();
@@ -135,6 +152,12 @@ public final class Sleeper implements AutoCloseable {
     private long spinNs;
     private long cpuEstimateNs;
     private final IdleHintHold idleHint;
+    /**
+     * Where the last sleep handed off: the deadline its outermost call still
+     * spins to, or 0 when nothing is left (unsigned platform ns; set by
+     * {@link #toHandoff}, read by the caller before its final spin).
+     */
+    long handoffUntil;
 
     private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target, PmQos pmQos, int idleHintUs) {
         this.platform = platform;
@@ -471,12 +494,8 @@ public final class Sleeper implements AutoCloseable {
      * @throws NullPointerException if {@code duration} is null
      */
     public void sleep(Duration duration) throws InterruptedException {
-        Objects.requireNonNull(duration, "duration");
-        if (duration.isNegative()) {
-            return;
-        }
-        checkInterrupt();
-        run(U64.add(platform.nowNs(), U64.nanos(duration)));
+        Platform p = platform;
+        spinTo(p, toHandoffAfter(duration), handoffUntil);
     }
 
     /**
@@ -488,11 +507,8 @@ public final class Sleeper implements AutoCloseable {
      *     during the wait; the interrupt status is then cleared
      */
     public void sleepNanos(long nanos) throws InterruptedException {
-        if (nanos < 0) {
-            return;
-        }
-        checkInterrupt();
-        run(U64.add(platform.nowNs(), nanos));
+        Platform p = platform;
+        spinTo(p, toHandoffAfterNanos(nanos), handoffUntil);
     }
 
     /**
@@ -509,8 +525,66 @@ public final class Sleeper implements AutoCloseable {
      *     during the wait; the interrupt status is then cleared
      */
     public long sleepUntil(long deadline) throws InterruptedException {
+        Platform p = platform;
+        long now = toHandoffUntil(deadline);
+        return p.toNanoTime(spinTo(p, now, handoffUntil));
+    }
+
+    /**
+     * The last stretch of a sleep, in the caller's outermost frame
+     * ({@code spec/sleep.md}, <em>Hand-off</em>): pauses until the clock
+     * reads {@code until} and returns that reading; {@code now} when it
+     * already does (nothing was handed off). Small, so the JIT inlines it
+     * into the public method: its loop's exit is the return.
+     */
+    static long spinTo(Platform p, long now, long until) {
+        while (U64.lt(now, until)) {
+            p.relax();
+            now = p.nowNs();
+        }
+        return now;
+    }
+
+    /**
+     * {@link #sleep(Duration)} up to its hand-off: returns the last clock
+     * reading (platform ns), with {@link #handoffUntil} the deadline still to
+     * spin to. A negative duration does nothing (reading 0, nothing to spin).
+     */
+    long toHandoffAfter(Duration duration) throws InterruptedException {
+        Objects.requireNonNull(duration, "duration");
+        if (duration.isNegative()) {
+            handoffUntil = 0;
+            return 0;
+        }
         checkInterrupt();
-        return platform.toNanoTime(run(platform.fromNanoTime(deadline)));
+        return toHandoff(U64.add(platform.nowNs(), U64.nanos(duration)));
+    }
+
+    /** {@link #sleepNanos(long)} up to its hand-off, as {@link #toHandoffAfter}. */
+    long toHandoffAfterNanos(long nanos) throws InterruptedException {
+        if (nanos < 0) {
+            handoffUntil = 0;
+            return 0;
+        }
+        checkInterrupt();
+        return toHandoff(U64.add(platform.nowNs(), nanos));
+    }
+
+    /** {@link #sleepUntil(long)} up to its hand-off, as {@link #toHandoffAfter}. */
+    long toHandoffUntil(long deadline) throws InterruptedException {
+        checkInterrupt();
+        return toHandoff(platform.fromNanoTime(deadline));
+    }
+
+    /**
+     * Everything of a sleep to {@code deadline} (platform ns) but its last
+     * {@link #HANDOFF_NS}: the plan, the OS waits, the spin up to the
+     * hand-off and all the bookkeeping. Returns the last clock reading; the
+     * caller spins the rest, to {@link #handoffUntil}, with {@link #spinTo}.
+     */
+    long toHandoff(long deadline) throws InterruptedException {
+        handoffUntil = 0;
+        return run(deadline);
     }
 
     private static void checkInterrupt() throws InterruptedException {
@@ -714,12 +788,17 @@ public final class Sleeper implements AutoCloseable {
      * planned length of the spin) and always within {@code near} of the
      * deadline ({@link #SPIN_NEAR_NS}; {@link #CROWD_PAUSE_NS} in a crowd); a
      * yield per iteration in between, with the interrupt status checked every
-     * {@link #INTERRUPT_POLL_NS}.
+     * {@link #INTERRUPT_POLL_NS}. A spin that pauses near the deadline
+     * ({@code near >= }{@link #HANDOFF_NS}) hands off its last
+     * {@link #HANDOFF_NS} to the outermost call ({@link #handoffUntil}),
+     * counted as spin time to the deadline; one that yields to the end (a
+     * follower) spins to the deadline here.
      */
     private long spin(long deadline, long start, long pauseFor, long near) throws InterruptedException {
         long now = start;
         long nextPoll = U64.add(U64.add(start, pauseFor), INTERRUPT_POLL_NS);
-        while (U64.lt(now, deadline)) {
+        long handoffAt = U64.ge(near, HANDOFF_NS) ? U64.sub(deadline, HANDOFF_NS) : deadline;
+        while (U64.lt(now, handoffAt)) {
             if (U64.lt(now - start, pauseFor) || U64.ge(near, deadline - now)) {
                 platform.relax();
             } else {
@@ -733,6 +812,11 @@ public final class Sleeper implements AutoCloseable {
                 }
             }
             now = platform.nowNs();
+        }
+        if (U64.lt(now, deadline)) {
+            addSpin(deadline - start);
+            handoffUntil = deadline;
+            return now;
         }
         addSpin(now - start);
         return now;

@@ -61,6 +61,24 @@ final class SystemPlatform implements Platform {
         }
     }
 
+    /**
+     * {@link Sleeper#spinTo} on this clock, without an interface call: the
+     * last stretch of {@link KeepTime}'s static sleeps, spun in their own
+     * frame ({@code spec/sleep.md}, <em>Hand-off</em>).
+     */
+    static long spinTo(long now, long until) {
+        while (U64.lt(now, until)) {
+            Thread.onSpinWait();
+            now = System.nanoTime() - ORIGIN;
+        }
+        return now;
+    }
+
+    /** {@link #toNanoTime} of a clock reading (below {@code 2^63}), without an instance. */
+    static long nanoTimeOf(long ns) {
+        return ORIGIN + ns;
+    }
+
     @Override
     public void relax() {
         Thread.onSpinWait();

@@ -221,7 +221,10 @@ public final class Ticker implements AutoCloseable {
 
     /**
      * Waits for the next slot, or returns at once if its deadline already
-     * passed (then the policy decides which slot is delivered).
+     * passed (then the policy decides which slot is delivered). A wait that
+     * ends in a spin records the slot in {@link #stats()} as served at its
+     * deadline, before the last few µs of the spin; the tick returned carries
+     * the lateness of the spin's final reading ({@code spec/ticker.md}).
      *
      * @return the slot delivered; {@code scheduledNanos} in the
      *     {@link System#nanoTime()} domain
@@ -234,12 +237,23 @@ public final class Ticker implements AutoCloseable {
         }
         Platform p = sleeper.platform();
         Tick t = schedule.poll(p.nowNs());
-        if (t == null) {
-            long due = schedule.nextDeadlineNs();
-            long woke = p.fromNanoTime(sleeper.sleepUntil(p.toNanoTime(due)));
-            t = schedule.woke(woke);
+        if (t != null) {
+            return new Tick(t.index(), p.toNanoTime(t.scheduledNanos()), t.latenessNanos(), t.skipped());
         }
-        return new Tick(t.index(), p.toNanoTime(t.scheduledNanos()), t.latenessNanos(), t.skipped());
+        // The slot is recorded at the sleep's hand-off, before its last
+        // stretch (spec/ticker.md): a wait that ends in a spin counts as woken
+        // at the deadline, and the tick carries where that spin ended.
+        long now = sleeper.toHandoff(schedule.nextDeadlineNs());
+        long until = sleeper.handoffUntil;
+        if (!U64.lt(now, until)) {
+            t = schedule.woke(now);
+            return new Tick(t.index(), p.toNanoTime(t.scheduledNanos()), t.latenessNanos(), 0);
+        }
+        t = schedule.woke(until);
+        long index = t.index();
+        long scheduled = p.toNanoTime(t.scheduledNanos());
+        long woke = Sleeper.spinTo(p, now, until);
+        return new Tick(index, scheduled, woke - until, 0);
     }
 
     /**

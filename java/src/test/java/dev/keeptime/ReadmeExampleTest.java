@@ -43,7 +43,7 @@ class ReadmeExampleTest {
         }
     }
 
-    /** The idle-hint section's example (with a loop that ends). */
+    /** A sleeper and a ticker with the idle hint, both released by try-with-resources. */
     @Test
     void idleHintExample() throws InterruptedException {
         try (Sleeper s = Sleeper.builder().idleHint(0).build();            // µs; or idleHint(Duration)

@@ -36,12 +36,43 @@ class RealTimeTest {
                     break;
                 default:
                     long woke = s.sleepUntil(deadline);
+                    long after = System.nanoTime();
                     assertTrue(woke - deadline >= 0, "returned reading before the deadline");
+                    assertTrue(after - woke >= 0, "returned a reading from after the return");
                     break;
             }
             long now = System.nanoTime();
             assertTrue(now - deadline >= 0, () -> s + ": returned " + (deadline - now) + " ns early after " + d + " ns");
         }
+    }
+
+    /**
+     * The static methods, whose last stretch runs in their own frame after
+     * the thread's sleeper is done: never early by the caller's own clock.
+     */
+    @Test
+    void staticSleepsNeverReturnEarly() throws InterruptedException {
+        SplittableRandom rnd = new SplittableRandom(4);
+        for (int i = 0; i < 300; i++) {
+            long d = rnd.nextInt(10) == 0 ? rnd.nextLong(1_500_000) : rnd.nextLong(250_000);
+            long deadline = System.nanoTime() + d;
+            long woke = deadline;
+            switch (i % 3) {
+                case 0:
+                    KeepTime.sleep(Duration.ofNanos(d));
+                    break;
+                case 1:
+                    KeepTime.sleepNanos(d);
+                    break;
+                default:
+                    woke = KeepTime.sleepUntil(deadline);
+                    break;
+            }
+            long now = System.nanoTime();
+            assertTrue(now - deadline >= 0, "returned " + (deadline - now) + " ns early after " + d + " ns");
+            assertTrue(woke - deadline >= 0 && now - woke >= 0, "returned reading " + woke + " outside [deadline, now]");
+        }
+        assertEquals(0, SystemPlatform.sleepers(), "sleepers left in the crowd count");
     }
 
     @Test
@@ -90,8 +121,10 @@ class RealTimeTest {
                     for (int i = 0; i < 300; i++) {
                         long d = rnd.nextLong(300_000);
                         long deadline = System.nanoTime() + d;
-                        if (i % 2 == 0) {
+                        if (i % 3 == 0) {
                             KeepTime.sleepNanos(d);
+                        } else if (i % 3 == 1) {
+                            KeepTime.sleep(Duration.ofNanos(d));
                         } else {
                             KeepTime.sleepUntil(deadline);
                         }
@@ -127,6 +160,7 @@ class RealTimeTest {
             long now = System.nanoTime();
             assertTrue(now - tick.scheduledNanos() >= 0, "ticked before its slot");
             assertTrue(tick.latenessNanos() >= 0);
+            assertTrue(now - (tick.scheduledNanos() + tick.latenessNanos()) >= 0, "lateness from after the return");
             assertEquals(expectIndex + tick.skipped(), tick.index());
             // Deadlines are start + k·period exactly, however late each tick was served.
             assertEquals(first.scheduledNanos() + (tick.index() - first.index()) * period, tick.scheduledNanos());

@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +45,116 @@ class SleeperSimTest {
         assertEquals(4_095, s.estimator().margin(2, 10_000));
         // The first OS wait was cost-sampled (2.5 µs); both count that cost.
         assertEquals(2_500, s.estimator().cost(2));
-        assertEquals(new SleeperStats(1, 0, 2, 100, 2 * 2_500 + 100), s.stats());
+        // The spin is counted to the deadline (95 ns): the stats are final
+        // at the hand-off, before the step that passes it.
+        assertEquals(new SleeperStats(1, 0, 2, 95, 2 * 2_500 + 95), s.stats());
+    }
+
+    /** The first reading of a spin in {@code step} ns steps from {@code start} that is at or past {@code t}. */
+    static long firstStepAtOrPast(long start, long step, long t) {
+        return start + (Math.max(t - start, 0) + step - 1) / step * step;
+    }
+
+    @Test
+    void aSpinFinishedSleepHandsOffItsLastMicrosecondsWithTheBookkeepingDone() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        sim.setWaitCost(1_000);
+        AtomicReference<Sleeper> sleeper = new AtomicReference<>();
+        List<String> duringTheLastSteps = new ArrayList<>();
+        Platform watching = new DelegatingPlatform(sim) {
+            @Override
+            public void relax() {
+                // What a step sees before it moves the clock: the slot, the
+                // crowd count and the stats, while the step runs.
+                duringTheLastSteps.add(sim.isSpinning() + " " + sim.sleepers() + " " + sleeper.get().stats().spinNs());
+                super.relax();
+            }
+        };
+        Sleeper s = Sleeper.builder().platform(watching).build();
+        sleeper.set(s);
+        sim.scriptOvershoots(10_000, 2_000);
+        long deadline = 1_000_000;
+        long woke = s.sleepUntil(deadline);
+        // The spin starts where the last OS wait woke, in 100 ns steps.
+        List<SimPlatform.Wait> waits = sim.waits();
+        long start = waits.get(waits.size() - 1).wokeNs();
+        assertTrue(start < deadline - Sleeper.HANDOFF_NS, "the plan leaves a spin");
+        assertEquals(firstStepAtOrPast(start, 100, deadline), woke);
+        // The slot went back (and the stats were final) at the first step
+        // within HANDOFF_NS of the deadline: the last steps ran in the
+        // outermost call.
+        long handoff = firstStepAtOrPast(start, 100, deadline - Sleeper.HANDOFF_NS);
+        SimPlatform.SlotRelease released = sim.spinSlotReleasedAt().orElseThrow();
+        assertEquals(handoff, released.atNs());
+        long lastSteps = (woke - handoff) / 100;
+        assertEquals(lastSteps, sim.relaxes() - released.relaxes());
+        assertFalse(sim.isSpinning());
+        assertEquals(0, sim.sleepers());
+        SleeperStats st = s.stats();
+        assertEquals(deadline - start, st.spinNs()); // counted to the deadline
+        assertEquals(0, st.late());
+        // Every one of those steps ran without the slot, outside the crowd
+        // count, with the stats already final.
+        int n = duringTheLastSteps.size();
+        assertEquals(sim.relaxes(), n);
+        assertEquals(Collections.nCopies((int) lastSteps, "false 0 " + (deadline - start)),
+                duringTheLastSteps.subList(n - (int) lastSteps, n));
+        assertEquals("true 1 0", duringTheLastSteps.get(n - (int) lastSteps - 1), "the step before the hand-off");
+    }
+
+    @Test
+    void aSleepThatWakesWithinTheHandOffOrLateLeavesNothingBehind() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        Sleeper s = sleeper(sim, Mode.EXACT);
+        // The first sleep knows nothing: one OS wait to 50 µs before the
+        // deadline. Woke 47 µs late, 3 µs remain, less than HANDOFF_NS: the
+        // slot goes back at once and the outermost call spins all 30 steps.
+        sim.scriptOvershoots(47_000);
+        assertEquals(1_000_000, s.sleepUntil(1_000_000));
+        assertEquals(1, sim.waits().size());
+        assertEquals(Optional.of(new SimPlatform.SlotRelease(997_000, 0)), sim.spinSlotReleasedAt());
+        assertEquals(30, sim.relaxes());
+        assertEquals(3_000, s.stats().spinNs());
+        // An OS wait that wakes past the deadline: no spin, no slot, late.
+        sim.clearWaits();
+        sim.setDefaultOvershoot(900_000);
+        long d = sim.now() + 1_000_000;
+        long woke = s.sleepUntil(d);
+        assertEquals(sim.waits().get(0).wokeNs(), woke);
+        assertTrue(Long.compareUnsigned(woke, d) > 0);
+        assertEquals(30, sim.relaxes());
+        assertEquals(1, s.stats().late());
+        assertEquals(0, sim.sleepers());
+    }
+
+    /** Every public way in hands off the same: the same steps, the same reading, the same stats. */
+    @Test
+    void everyEntryPointSpinsTheLastStretchAlike() throws InterruptedException {
+        List<Long> ends = new ArrayList<>();
+        List<SleeperStats> stats = new ArrayList<>();
+        for (int way = 0; way < 3; way++) {
+            SimPlatform sim = new SimPlatform(0);
+            sim.setWaitCost(1_000);
+            sim.scriptOvershoots(47_000);
+            Sleeper s = sleeper(sim, Mode.EXACT);
+            switch (way) {
+                case 0:
+                    s.sleepUntil(1_000_000);
+                    break;
+                case 1:
+                    s.sleepNanos(1_000_000);
+                    break;
+                default:
+                    s.sleep(Duration.ofMillis(1));
+                    break;
+            }
+            assertEquals(30, sim.relaxes(), "way " + way);
+            ends.add(sim.now());
+            stats.add(s.stats());
+        }
+        assertEquals(List.of(1_000_000L, 1_000_000L, 1_000_000L), ends);
+        assertEquals(List.of(stats.get(0), stats.get(0), stats.get(0)), stats);
+        assertEquals(new SleeperStats(1, 0, 1, 3_000, 1_000 + 3_000), stats.get(0));
     }
 
     @Test

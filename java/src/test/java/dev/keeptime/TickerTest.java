@@ -2,6 +2,7 @@ package dev.keeptime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -113,6 +114,25 @@ class TickerTest {
         Thread.currentThread().interrupt();
         assertThrows(InterruptedException.class, t::await);
         assertEquals(1, t.await().index());
+    }
+
+    @Test
+    void aTickIsRecordedBeforeItsFinalSpinAndReportsTheSpinsEnd() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        sim.setSpinStep(70);
+        Ticker t = ticker(sim, MS, MissedTicks.SKIP);
+        sim.scriptOvershoots(10_000);
+        Tick tick = t.await();
+        assertEquals(MS, tick.scheduledNanos());
+        var waits = sim.waits();
+        long start = waits.get(waits.size() - 1).wokeNs();
+        long end = SleeperSimTest.firstStepAtOrPast(start, 70, MS);
+        assertEquals(end, sim.now());
+        assertTrue(end > MS, "the last step passes the deadline");
+        // The tick reports where the final spin ended,
+        assertEquals(end - MS, tick.latenessNanos());
+        // while the schedule recorded the slot at its deadline, before that spin.
+        assertEquals(new TickerStats(1, 0, 0, 0), t.stats());
     }
 
     @Test

@@ -13,10 +13,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The crowd row: N platform threads, each sleeping 1 ms in a loop for ~2 s,
  * with keeptime and with the JDK's own waits as baselines, one method after
- * the other in the same JVM (issue 11's crowd, as the Rust peers bench runs it).
+ * the other in the same JVM, as the Rust bench's crowd runs it.
  *
- * <p>Error of one sleep = the first {@code System.nanoTime()} reading after it
- * − its deadline ({@code nanoTime()} read just before + 1 ms). Late share =
+ * <p>Error of one sleep = the caller's first {@code System.nanoTime()}
+ * reading after the call returned − its deadline ({@code nanoTime()} read just before + 1 ms). Late share =
  * sleeps more than {@value #LATE_NS} ns late. Process CPU = the JVM's CPU
  * time ({@code com.sun.management.OperatingSystemMXBean.getProcessCpuTime()})
  * over the measured window ÷ its wall time, as a % of one core (all threads,
@@ -27,7 +27,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Crowd {
     /** A sleep this much (ns) or less after its deadline is on time. */
-    static final long LATE_NS = 2_000;
+    static final long LATE_NS = Stats.LATE_NS;
     static final long SLEEP_NS = 1_000_000;
     static final long WARMUP_MS = 300;
     static final long MEASURE_NS = 2_000_000_000L;
@@ -128,8 +128,7 @@ final class Crowd {
         }
         long cpu = cpu0 < 0 || cpu1 < 0 ? 0 : cpu1 - cpu0;
         Stats s = new Stats(all, wall, cpu);
-        long late = Arrays.stream(all).filter(e -> e > LATE_NS).count();
-        return new Row(kind, threads, s, late, note.get());
+        return new Row(kind, threads, s, s.late, note.get());
     }
 
     private static long[] loop(Kind kind, int index, long d, long start, long t0, long t1,
@@ -150,19 +149,17 @@ final class Crowd {
                     break;
                 }
                 long deadline = now + d;
-                long woke;
                 switch (kind) {
                     case PARK_NANOS:
                         LockSupport.parkNanos(d);
-                        woke = System.nanoTime();
                         break;
                     case THREAD_SLEEP:
                         Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
-                        woke = System.nanoTime();
                         break;
                     default:
-                        woke = sleeper.sleepUntil(deadline);
+                        sleeper.sleepUntil(deadline);
                 }
+                long woke = System.nanoTime(); // the caller's reading, for every method alike
                 if (now - t0 >= 0) {
                     if (n == out.length) {
                         out = Arrays.copyOf(out, n * 2);

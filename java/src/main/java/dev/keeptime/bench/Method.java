@@ -9,36 +9,45 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Every way of waiting the Java bench compares, named like the Rust CLI's
- * methods where they are the same thing (spec/bench-result.md). Each waits
- * until {@code deadline} ({@code = start + d}, {@code start} read just before
- * the call) and returns its first {@code System.nanoTime()} reading after the
- * wait: the busy loop's last read, keeptime's returned reading, a fresh read
- * after {@code Thread.sleep} and {@code parkNanos}.
+ * methods where they are the same thing ({@code spec/bench-result.md}). Each
+ * waits until {@code deadline} ({@code = start + d}, {@code start} read just
+ * before the call); the bench reads {@code System.nanoTime()} as soon as the
+ * call returns, and that reading is the sample. A method that returns a clock
+ * reading of its own (the spins' last read, keeptime's returned reading)
+ * also gives the return path: the caller's reading minus that one.
  */
 enum Method {
-    BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline (seed 000's while loop); a whole core", "000", false, false),
-    THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack (seed 000's Thread.Sleep); JDK 17 rounds a sub-millisecond remainder up to 1 ms", "000", false, false),
-    PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", null, true, false),
-    PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+): Linux's timeBeginPeriod(1)", "000", true, true),
-    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline), tail target 1 % (balanced, the default): the cheapest plan of parkNanos waits and a Thread.onSpinWait() spin that keeps at most 1 % of sleeps late; timer slack 1 ns on JDK 22+", null, false, false),
-    KEEPTIME_RELAXED("keeptime-relaxed", "keeptime Mode.EXACT, tail target 5 % (TailTarget.RELAXED)", null, false, false),
-    KEEPTIME_STRICT("keeptime-strict", "keeptime Mode.EXACT, tail target 0.1 % (TailTarget.STRICT)", null, false, false),
-    KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "keeptime Mode.EXACT with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", null, false, true),
-    KEEPTIME_EFFICIENT("keeptime-efficient", "keeptime Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin (seed 001); may end early by design", "001", true, false);
+    BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline, no pause hint; a whole core", false, false),
+    SPIN_PAUSE("spin-pause", "System.nanoTime() with Thread.onSpinWait() between reads until the deadline: the pure-spin accuracy baseline; a whole core", false, false),
+    THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack; JDK 17 rounds a sub-millisecond remainder up to 1 ms", false, false),
+    PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", true, false),
+    PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+)", true, true),
+    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline), the static method on the thread's sleeper, tail target 1 % (the default): the cheapest plan of parkNanos waits and a Thread.onSpinWait() spin that keeps at most 1 % of sleeps late; timer slack 1 ns on JDK 22+", false, false),
+    KEEPTIME_SLEEPER("keeptime-sleeper", "an owned Sleeper (Sleeper.create(), tail target 1 %), sleepUntil(deadline)", false, false),
+    KEEPTIME_RELAXED("keeptime-relaxed", "an owned Sleeper, tail target 5 % (TailTarget.RELAXED)", false, false),
+    KEEPTIME_STRICT("keeptime-strict", "an owned Sleeper, tail target 0.1 % (TailTarget.STRICT)", false, false),
+    KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "an owned Sleeper with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", false, true),
+    KEEPTIME_EFFICIENT("keeptime-efficient", "an owned Sleeper in Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin; may end early by design", true, false);
 
     final String id;
     final String description;
-    final String seed;
     final boolean mayReturnEarly;
     /** Only meaningful where keeptime can set the timer slack (JDK 22+ on Linux). */
     final boolean needsSlackControl;
 
-    Method(String id, String description, String seed, boolean mayReturnEarly, boolean needsSlackControl) {
+    Method(String id, String description, boolean mayReturnEarly, boolean needsSlackControl) {
         this.id = id;
         this.description = description;
-        this.seed = seed;
         this.mayReturnEarly = mayReturnEarly;
         this.needsSlackControl = needsSlackControl;
+    }
+
+    /**
+     * Whether this method's waiter returns a clock reading of its own (the
+     * spins' last read, keeptime's returned reading); the JDK's sleeps do not.
+     */
+    boolean returnsReading() {
+        return this != THREAD_SLEEP && this != PARK_NANOS && this != PARK_NANOS_SLACK_1NS;
     }
 
     /** A waiter for this method, created on (and used only by) the thread that runs it. */
@@ -48,14 +57,23 @@ enum Method {
                 return (deadline, d) -> {
                     long now;
                     while ((now = System.nanoTime()) - deadline < 0) {
-                        // the seed's empty loop body
+                        // no pause hint: the tightest loop
+                    }
+                    return now;
+                };
+            case SPIN_PAUSE:
+                return (deadline, d) -> {
+                    long now = System.nanoTime();
+                    while (now - deadline < 0) {
+                        Thread.onSpinWait();
+                        now = System.nanoTime();
                     }
                     return now;
                 };
             case THREAD_SLEEP:
                 return (deadline, d) -> {
                     Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
-                    return System.nanoTime();
+                    return 0;
                 };
             case PARK_NANOS:
                 return Method::park;
@@ -63,7 +81,9 @@ enum Method {
                 TimerSlack.set(1);
                 return Method::park;
             case KEEPTIME:
-                return new KeeptimeWaiter(KeepTime.threadSleeper());
+                return new StaticKeeptime();
+            case KEEPTIME_SLEEPER:
+                return new KeeptimeWaiter(Sleeper.create());
             case KEEPTIME_RELAXED:
                 return new KeeptimeWaiter(Sleeper.builder().tailTarget(TailTarget.RELAXED).build());
             case KEEPTIME_STRICT:
@@ -79,13 +99,16 @@ enum Method {
 
     private static long park(long deadline, long d) {
         LockSupport.parkNanos(d);
-        return System.nanoTime();
+        return 0;
     }
 
     /** One wait until {@code deadline} (a nanoTime value), {@code d} ns after its start. */
     @FunctionalInterface
     interface Waiter {
-        /** Waits; returns the first {@code System.nanoTime()} reading after the wait. */
+        /**
+         * Waits; returns the method's own last {@code System.nanoTime()}
+         * reading if it {@link Method#returnsReading() has one}, else 0.
+         */
         long waitUntil(long deadline, long d) throws InterruptedException;
 
         /** The keeptime sleeper behind this waiter (its target and stats), or null. */
@@ -94,7 +117,20 @@ enum Method {
         }
     }
 
-    /** A keeptime sleeper, whose stats the bench reads after each cell. */
+    /** {@link KeepTime#sleepUntil(long)}: the thread's sleeper, whose stats the bench reads after each cell. */
+    static final class StaticKeeptime implements Waiter {
+        @Override
+        public long waitUntil(long deadline, long d) throws InterruptedException {
+            return KeepTime.sleepUntil(deadline);
+        }
+
+        @Override
+        public Sleeper sleeper() {
+            return KeepTime.threadSleeper();
+        }
+    }
+
+    /** An owned keeptime sleeper, whose stats the bench reads after each cell. */
     static final class KeeptimeWaiter implements Waiter {
         private final Sleeper sleeper;
 

@@ -9,7 +9,11 @@ import java.util.Locale;
  * Writes the project's bench result document ({@code "format":
  * "keeptime-bench"}, version 1: {@code spec/bench-result.md}), the same
  * fields, names and units as the Rust CLI writes, so Java results sit in one
- * table with the other runtimes'.
+ * table with the other runtimes'. Every sample is the caller's first
+ * {@code System.nanoTime()} reading after the call returned minus the
+ * deadline. A cell of a method that returns its own reading adds
+ * {@code return_p50_ns} and {@code return_p90_ns}: the caller's reading
+ * minus the method's (what the return path costs).
  */
 final class ResultJson {
     static final String FORMAT = "keeptime-bench";
@@ -79,7 +83,7 @@ final class ResultJson {
             j.indent(2).append("{\n");
             j.field(3, "name", me.id).append(",\n");
             j.field(3, "description", me.description).append(",\n");
-            j.field(3, "seed", me.seed).append(",\n");
+            j.field(3, "seed", null).append(",\n");
             j.indent(3).append("\"may_return_early\": ").append(me.mayReturnEarly).append('\n');
             j.indent(2).append(i + 1 < methods.size() ? "},\n" : "}\n");
         }
@@ -114,6 +118,12 @@ final class ResultJson {
         dbl(3, "cpu_percent", st.cpuPercent).append(",\n");
         num(3, "wall_ns", st.wallNs).append(",\n");
         num(3, "cpu_ns", st.cpuNs).append(",\n");
+        if (st.returnP50Ns != null) {
+            // Optional, for methods that return a clock reading of their own:
+            // the caller's first reading after the return minus that one.
+            num(3, "return_p50_ns", st.returnP50Ns).append(",\n");
+            num(3, "return_p90_ns", st.returnP90Ns).append(",\n");
+        }
         if (c.sleeper() != null && c.method() != Method.KEEPTIME_EFFICIENT) {
             // The optional "sleeper" field of spec/bench-result.md, on
             // keeptime's spin-finished cells only: the sleeper's own account

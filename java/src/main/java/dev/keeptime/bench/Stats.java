@@ -1,21 +1,25 @@
 package dev.keeptime.bench;
 
+import dev.keeptime.Percentiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * The statistics of one cell (one method at one duration), with the
- * definitions of the project's bench result format (the Rust CLI's
- * {@code bench/stats.rs}): nearest-rank percentiles, sample standard
- * deviation, a log-linear histogram with 4 significant bits per edge.
- * Errors are signed ns: first clock reading after the wait minus the deadline.
+ * definitions of the project's bench result format
+ * ({@code spec/bench-result.md}): nearest-rank percentiles
+ * ({@link Percentiles}), sample standard deviation, a log-linear histogram
+ * with 4 significant bits per edge. Errors are signed ns: the caller's first
+ * clock reading after the call returned minus the deadline.
  */
 final class Stats {
     /** Per-mille ranks of the reported percentiles: p50, p90, p99, p99.9. */
     static final int[] PERCENTILES_PER_MILLE = {500, 900, 990, 999};
     /** Histogram edges keep this many significant bits. */
     static final int SIGNIFICANT_BITS = 4;
+    /** A sample this much (ns) or less after its deadline is on time. */
+    static final long LATE_NS = 2_000;
 
     final long samples;
     final long minNs;
@@ -27,6 +31,14 @@ final class Stats {
     final long p999Ns;
     final long maxNs;
     final long early;
+    /** Samples more than {@link #LATE_NS} after the deadline. */
+    final long late;
+    /**
+     * The return path: the caller's reading minus the method's own last
+     * reading, p50 and p90 (ns), or null for a method that returns none.
+     */
+    final Long returnP50Ns;
+    final Long returnP90Ns;
     final double cpuPercent;
     final long wallNs;
     final long cpuNs;
@@ -35,6 +47,14 @@ final class Stats {
 
     /** Statistics of {@code errors} (sorted in place, at least one). */
     Stats(long[] errors, long wallNs, long cpuNs) {
+        this(errors, null, wallNs, cpuNs);
+    }
+
+    /**
+     * Statistics of {@code errors} and, unless null, of the return-path
+     * samples {@code returns} (both sorted in place; at least one error).
+     */
+    Stats(long[] errors, long[] returns, long wallNs, long cpuNs) {
         if (errors.length == 0) {
             throw new IllegalArgumentException("a cell records at least one sample");
         }
@@ -53,27 +73,38 @@ final class Stats {
         this.minNs = errors[0];
         this.meanNs = mean;
         this.stddevNs = n > 1 ? Math.sqrt(ss / (n - 1)) : 0;
-        this.p50Ns = percentile(errors, 500);
-        this.p90Ns = percentile(errors, 900);
-        this.p99Ns = percentile(errors, 990);
-        this.p999Ns = percentile(errors, 999);
+        this.p50Ns = Percentiles.nearestRank(errors, 500);
+        this.p90Ns = Percentiles.nearestRank(errors, 900);
+        this.p99Ns = Percentiles.nearestRank(errors, 990);
+        this.p999Ns = Percentiles.nearestRank(errors, 999);
         this.maxNs = errors[n - 1];
         long e = 0;
         while (e < n && errors[(int) e] < 0) {
             e++;
         }
         this.early = e;
+        long l = 0;
+        while (l < n && errors[n - 1 - (int) l] > LATE_NS) {
+            l++;
+        }
+        this.late = l;
+        if (returns != null && returns.length > 0) {
+            Arrays.sort(returns);
+            this.returnP50Ns = Percentiles.nearestRank(returns, 500);
+            this.returnP90Ns = Percentiles.nearestRank(returns, 900);
+        } else {
+            this.returnP50Ns = null;
+            this.returnP90Ns = null;
+        }
         this.cpuPercent = wallNs == 0 ? 0 : 100.0 * cpuNs / wallNs;
         this.wallNs = wallNs;
         this.cpuNs = cpuNs;
         this.histogram = histogram(errors);
     }
 
-    /** {@code sorted[max(ceil(q·n/1000), 1) − 1]}. */
-    static long percentile(long[] sorted, int qPerMille) {
-        long n = sorted.length;
-        long rank = Math.max((qPerMille * n + 999) / 1000, 1);
-        return sorted[(int) (rank - 1)];
+    /** The share of samples more than {@link #LATE_NS} late, in percent. */
+    double latePercent() {
+        return 100.0 * late / samples;
     }
 
     private static long lowMask(long v) {

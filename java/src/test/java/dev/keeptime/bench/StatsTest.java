@@ -17,19 +17,6 @@ import org.junit.jupiter.api.Test;
 /** The bench's statistics and result document follow the project's bench result format. */
 class StatsTest {
     @Test
-    void nearestRank() {
-        long[] v = LongStream.rangeClosed(1, 1000).toArray();
-        assertEquals(500, Stats.percentile(v, 500));
-        assertEquals(990, Stats.percentile(v, 990));
-        assertEquals(999, Stats.percentile(v, 999));
-        long[] w = LongStream.rangeClosed(1, 20).toArray();
-        assertEquals(10, Stats.percentile(w, 500));
-        assertEquals(20, Stats.percentile(w, 990));
-        assertEquals(7, Stats.percentile(new long[] {7}, 999));
-        assertEquals(7, Stats.percentile(new long[] {7}, 0));
-    }
-
-    @Test
     void statsOfKnownSamples() {
         Stats s = new Stats(new long[] {3, -1, 2, 10, 1}, 1_000, 250);
         assertEquals(5, s.samples);
@@ -41,6 +28,20 @@ class StatsTest {
         assertEquals(Math.sqrt(70.0 / 4.0), s.stddevNs, 1e-9);
         assertEquals(25.0, s.cpuPercent);
         assertEquals(5, s.histogram.stream().mapToLong(b -> b[2]).sum());
+        assertEquals(0, s.late);
+        assertEquals(null, s.returnP50Ns);
+    }
+
+    @Test
+    void lateShareAndReturnPath() {
+        long[] errors = {2_001, 5, 2_000, -1, 90_000, 0, 1, 2, 3, 4};
+        long[] returns = {30, 10, 20, 40, 50, 60, 70, 80, 90, 100};
+        Stats s = new Stats(errors, returns, 1_000, 10);
+        assertEquals(2, s.late, "more than 2 µs late: 2001 and 90 000, not 2000");
+        assertEquals(20.0, s.latePercent());
+        assertEquals(1, s.early);
+        assertEquals(50, s.returnP50Ns);
+        assertEquals(90, s.returnP90Ns);
     }
 
     @Test
@@ -78,10 +79,12 @@ class StatsTest {
     @Test
     void resultDocumentHasEveryRequiredField() throws Exception {
         Stats s = new Stats(new long[] {120, -3, 40, 95_000}, 5_000_000, 200_000);
+        Stats withReturns = new Stats(new long[] {120, -3, 40, 95_000}, new long[] {60, 20, 40, 900}, 5_000_000, 200_000);
         String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
                 List.of(Method.BUSY_LOOP, Method.KEEPTIME, Method.KEEPTIME_EFFICIENT),
                 List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s, null, null),
-                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, s, dev.keeptime.TailTarget.BALANCED,
+                        new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, withReturns,
+                                dev.keeptime.TailTarget.BALANCED,
                                 new dev.keeptime.SleeperStats(4, 1, 5, 3_000, 28_000)),
                         new ResultJson.Cell(Method.KEEPTIME_EFFICIENT, 10_000, 20, null, s,
                                 dev.keeptime.TailTarget.BALANCED, new dev.keeptime.SleeperStats(4, 0, 4, 0, 20_000))));
@@ -97,6 +100,13 @@ class StatsTest {
         assertEquals(5, k.get("os_waits").asLong());
         assertEquals(3_000, k.get("spin_ns").asLong());
         assertEquals(28_000, k.get("cpu_estimate_ns").asLong());
+        // The return path, only where the method returns a reading of its own.
+        assertEquals(40, doc.get("results").get(1).get("return_p50_ns").asLong());
+        assertEquals(900, doc.get("results").get(1).get("return_p90_ns").asLong());
+        assertTrue(doc.get("results").get(0).get("return_p50_ns") == null, "no return samples, no field");
+        for (JsonNode m : doc.get("methods")) {
+            assertTrue(m.get("seed").isNull(), m.toString());
+        }
         assertEquals("keeptime-bench", doc.get("format").asText());
         assertEquals(1, doc.get("version").asInt());
         Path schemaFile = Path.of(System.getProperty("keeptime.vectors", "../spec/vectors"))
