@@ -53,4 +53,3 @@ __all__ = [
     "sleep_until_ns",
 ]
 
-def _warm_up() -> int: ...

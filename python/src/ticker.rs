@@ -318,13 +318,25 @@ impl PyTicker {
                 Step::Wait { deadline_ns } => deadline_ns,
             };
             let s: &mut keeptime::Sleeper = &mut sleeper;
-            let woke = wait::sleep_until(py, s, deadline)?;
+            let handoff = wait::sleep_to_handoff(py, s, deadline)?;
             let mut schedule = self.schedule();
             // Another thread may have reset the ticker or changed its period
             // while this one waited: then wait again, for the new deadline.
-            if schedule.next_deadline_ns() == deadline {
-                return Ok(schedule.woke(woke).into());
+            if schedule.next_deadline_ns() != deadline {
+                continue;
             }
+            // Recorded at the hand-off, as the core's ticker records it
+            // (spec/ticker.md): a wait that ends in a spin at its deadline,
+            // else at its own reading; the tick carries the final reading.
+            let mut tick = schedule.woke(handoff.now.max(handoff.until));
+            drop(schedule);
+            drop(sleeper);
+            let spun = handoff.until > handoff.now;
+            let woke = wait::finish(handoff);
+            if spun {
+                tick.lateness_ns = woke - handoff.until;
+            }
+            return Ok(tick.into());
         }
     }
 }

@@ -96,19 +96,17 @@ def test_sleep_returns_none_like_time_sleep():
     assert keeptime.Sleeper().sleep(0) is None
 
 
-def test_warm_return_can_be_switched_off_and_never_ends_early_either_way():
-    from keeptime import _keeptime
-
-    try:
-        for warm in (None, keeptime._warm_up):
-            _keeptime._set_warm_up(warm)
-            for ns in (20_000, 300_000, 2_000_000):
-                deadline = time.monotonic_ns() + ns
-                assert keeptime.sleep_until_ns(deadline) >= deadline
-                assert time.monotonic_ns() >= deadline
-    finally:
-        _keeptime._set_warm_up(keeptime._warm_up)
-    assert 2_000 <= _keeptime._warm_up_lead_ns() <= 100_000
+def test_a_sleeper_counts_one_sleep_per_call_that_waited():
+    s = keeptime.Sleeper()
+    for ns in (20_000, 300_000, 2_000_000):
+        deadline = time.monotonic_ns() + ns
+        s.sleep_until_ns(deadline)
+        assert time.monotonic_ns() >= deadline
+    s.sleep_until_ns(0)  # a past deadline is no sleep
+    st = s.stats()
+    assert st.sleeps == 3
+    assert st.late <= st.sleeps
+    assert st.cpu_estimate_ns >= st.spin_ns
 
 
 def test_min_spin_is_a_sleeper_knob_and_never_early() -> None:
