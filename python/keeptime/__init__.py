@@ -20,6 +20,8 @@ The clock is ``time.monotonic_ns()`` (``CLOCK_MONOTONIC`` on Linux, the same
 clock as ``time.perf_counter_ns()`` there).
 """
 
+import time as _time
+
 try:
     from keeptime import _keeptime
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
@@ -54,6 +56,20 @@ from keeptime._clocks import (
     Virtualization,
     clocks,
 )
+
+
+def _warm_up(_read=_time.monotonic_ns, _sleep=sleep):
+    """Called by keeptime with the GIL held a few µs before a wait's final
+    spin, so that what runs right after the wait finds the CPU caches warm:
+    the interpreter loop, a builtin call with an int result (like the clock
+    read that typically follows a wait), and keeptime's own entry path (the
+    next ``keeptime.sleep`` of a loop; ``sleep(0.0)`` returns at once). See
+    python/src/wait.rs for why and what it costs."""
+    _sleep(0.0)
+    return _read()
+
+
+_keeptime._set_warm_up(_warm_up)
 
 
 def __getattr__(name: str) -> object:

@@ -53,3 +53,4 @@ __all__ = [
     "sleep_until_ns",
 ]
 
+def _warm_up() -> int: ...

@@ -13,7 +13,7 @@ _Seconds: TypeAlias = Union[float, SupportsIndex]
 _TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
 """A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
 
 __version__: str
 TAIL_RELAXED: float
@@ -305,6 +305,8 @@ def _clocks_json(
     time_limit_per_clock_ns: Optional[int] = None,
     tsc_calibration_ns: Optional[int] = None,
 ) -> str: ...
+def _set_warm_up(function: Optional[Callable[[], object]]) -> None: ...
+def _warm_up_lead_ns() -> int: ...
 def _timer_slack_ns() -> Optional[int]: ...
 def _set_timer_slack_ns(ns: int) -> None: ...
 def _measure_core(

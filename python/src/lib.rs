@@ -28,6 +28,8 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ticker::PySchedule>()?;
     m.add_class::<idle_hint::PyIdleHintStatus>()?;
     m.add_function(wrap_pyfunction!(idle_hint::_set_idle_hint_device, m)?)?;
+    m.add_function(wrap_pyfunction!(wait::_set_warm_up, m)?)?;
+    m.add_function(wrap_pyfunction!(wait::_warm_up_lead_ns, m)?)?;
     m.add_function(wrap_pyfunction!(clocks::_clocks_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_timer_slack_ns, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_set_timer_slack_ns, m)?)?;

@@ -318,7 +318,11 @@ impl PyTicker {
                 Step::Wait { deadline_ns } => deadline_ns,
             };
             let s: &mut keeptime::Sleeper = &mut sleeper;
-            let handoff = wait::sleep_to_handoff(py, s, deadline)?;
+            let handoff =
+                wait::sleep_to_handoff(py, s.mode(), deadline, |deadline, keep_going| {
+                    s.sleep_until_ns_to_handoff(deadline, keep_going)
+                })?
+                .handoff;
             let mut schedule = self.schedule();
             // Another thread may have reset the ticker or changed its period
             // while this one waited: then wait again, for the new deadline.

@@ -96,6 +96,41 @@ def test_sleep_returns_none_like_time_sleep():
     assert keeptime.Sleeper().sleep(0) is None
 
 
+def test_the_warm_up_runs_before_the_final_spin_only_where_it_belongs():
+    from keeptime import _keeptime
+
+    calls = []
+    read = time.monotonic_ns
+
+    def counting_read():
+        calls.append(read())
+        return calls[-1]
+
+    defaults = keeptime._warm_up.__defaults__
+    keeptime._warm_up.__defaults__ = (counting_read, defaults[1])
+    try:
+        spin = keeptime.Sleeper("spin")
+        for _ in range(20):
+            deadline = time.monotonic_ns() + 300_000
+            spin.sleep_until_ns(deadline)
+            assert time.monotonic_ns() >= deadline
+        assert 1 <= len(calls) <= 20  # at most once per sleep, before its final spin
+        calls.clear()
+        efficient = keeptime.Sleeper("efficient")  # no final spin, no warm-up
+        for _ in range(5):
+            efficient.sleep(0.0003)
+        assert calls == []
+        _keeptime._set_warm_up(None)  # switched off: the core's own hand-off only
+        for _ in range(5):
+            deadline = time.monotonic_ns() + 300_000
+            spin.sleep_until_ns(deadline)
+            assert time.monotonic_ns() >= deadline
+        assert calls == []
+    finally:
+        keeptime._warm_up.__defaults__ = defaults
+        _keeptime._set_warm_up(keeptime._warm_up)
+
+
 def test_a_sleeper_counts_one_sleep_per_call_that_waited():
     s = keeptime.Sleeper()
     for ns in (20_000, 300_000, 2_000_000):
