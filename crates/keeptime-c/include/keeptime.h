@@ -153,7 +153,7 @@ typedef enum kt_mode {
    */
   KT_MODE_EXACT = 0,
   /**
-   * OS-only, compensated (seed 001's method): one OS wait that ends the
+   * OS-only, compensated: one OS wait that ends the
    * learned median overshoot before the deadline, no spin. Almost no CPU,
    * but **may return before the deadline** (about half the time, by a few
    * µs). The one documented exception to "never early".
