@@ -1,4 +1,4 @@
-# The Python package in python/ (issue 4): PyO3 + maturin over the Rust core.
+# The Python package in python/: PyO3 + maturin over the Rust core.
 #
 #   make test-python    rustfmt and clippy for python/src, then a virtualenv
 #                       (python/.venv), `pip install ./python[test]` (maturin
