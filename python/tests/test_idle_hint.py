@@ -1,4 +1,4 @@
-"""The opt-in idle-latency hint (issue 11, spec/idle-hint.md): bad values get
+"""The opt-in idle-latency hint (spec/idle-hint.md): bad values get
 Python's errors and request nothing; a held request writes the strictest
 live value and ends with its last holder; a refusal warns once per process
 (RuntimeWarning) and changes nothing else.

@@ -1,4 +1,4 @@
-"""A Sleeper's tail target and stats (issue 10): bad input gets the stdlib's
+"""A Sleeper's tail target and stats: bad input gets the stdlib's
 errors with nothing clamped, the target round-trips, and the stats of real
 sleeps hold their invariants (never their timing: the machines are shared)."""
 
