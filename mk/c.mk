@@ -5,7 +5,7 @@
 #   make test-c                   header freshness, C tests, examples via pkg-config and CMake
 #   make c-header                 regenerate crates/keeptime-c/include/keeptime.h (cbindgen)
 #   make c-asan / c-valgrind      the C tests under AddressSanitizer+UBSan / valgrind
-#   make bench-c                  nanosleep vs a compensated nanosleep vs keeptime
+#   make bench-c                  nanosleep, a compensated nanosleep, a spin and keeptime's waits, with targets
 #                                 (C_BENCH_ARGS="--tail-target strict" for another target)
 
 C_DIR       := crates/keeptime-c

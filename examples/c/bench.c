@@ -1,26 +1,30 @@
 /*
- * bench.c: how precisely C can wait on this machine, three ways (a benchmark,
- * not a test).
+ * bench.c: how precisely C can wait on this machine (a benchmark, not a test).
  *
- *   sleep-default-slack  nanosleep(d) with the thread's default timer slack:
- *                        seed 001's situation (a 100 µs nanosleep took 216 µs)
- *   compensated          seed 001's fix: time X plain sleeps, TN = their mean
- *                        overshoot, then nanosleep(d - TN); may return early
+ *   sleep-default-slack  nanosleep(d) with the thread's default timer slack
+ *   compensated          time X plain sleeps, TN = their mean overshoot, then
+ *                        nanosleep(d - TN); may return early
  *   keeptime             a kt_sleeper in KT_MODE_EXACT at the tail target
- *                        (--tail-target, default KT_TAIL_BALANCED: 1 %): what
- *                        kt_sleep_ns(d) does, with the sleeper's stats
+ *                        (--tail-target, default KT_TAIL_BALANCED: 1 %), with
+ *                        the sleeper's stats
+ *   keeptime-sleep       kt_sleep_until_ns: the thread's own sleeper
+ *   keeptime-ticker      kt_ticker_wait on a ticker of period d
  *
  * plus, for reference, keeptime-efficient (keeptime's learned version of the
  * compensation) and spin-pause (a pure spin: the accuracy floor of this
  * machine in this run). Error of one wait = first CLOCK_MONOTONIC reading
  * after it returned − its deadline (start + d, start read just before the
- * call); CPU % = CLOCK_THREAD_CPUTIME_ID ÷ wall time over the measured waits.
- * Each cell runs on a fresh thread so no method inherits another's timer
- * slack. The keeptime rows also print their sleeper's stats over the
- * measured waits (kt_sleeper_stats): the tail target, the share of waits that
- * ended late from an OS wait, OS waits per wait, and the sleeper's own CPU
- * estimate ÷ wall time beside the measured CPU. Then the cost of a call into
- * the C library is measured.
+ * call; the tick's scheduled_ns for the ticker); return = that reading − the
+ * reading the call itself returned (its woke_ns, or the tick's scheduled_ns +
+ * lateness_ns): what the way back to the caller costs. CPU % =
+ * CLOCK_THREAD_CPUTIME_ID ÷ wall time over the measured waits. Each cell runs
+ * on a fresh thread so no method inherits another's timer slack. The
+ * keeptime rows also print their sleeper's stats over the measured waits
+ * (kt_sleeper_stats): the tail target, the share of waits that ended late
+ * from an OS wait, OS waits per wait, and the sleeper's own CPU estimate ÷
+ * wall time beside the measured CPU. Then the targets of keeptime's
+ * spin-finished rows against the same run's spin-pause (met or MISSED), and
+ * the cost of a call into the C library.
  *
  *   cc -O2 bench.c $(pkg-config --cflags --libs keeptime) -lm -o bench
  *   ./bench [--samples N] [--warmup N] [--tail-target T] [--json FILE] [--calls-only]
@@ -56,21 +60,37 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-enum method { SLEEP_DEFAULT_SLACK, COMPENSATED, KEEPTIME, KEEPTIME_EFFICIENT, SPIN_PAUSE, N_METHODS };
+enum method {
+    SLEEP_DEFAULT_SLACK,
+    COMPENSATED,
+    KEEPTIME,
+    KEEPTIME_SLEEP,
+    KEEPTIME_TICKER,
+    KEEPTIME_EFFICIENT,
+    SPIN_PAUSE,
+    N_METHODS
+};
 
 static const struct {
     const char *name, *description, *seed;
     int may_return_early;
 } methods[N_METHODS] = {
-    {"sleep-default-slack", "nanosleep(d) with the thread's default timer slack (seed 001's situation)",
+    {"sleep-default-slack", "nanosleep(d) with the thread's default timer slack",
      "001", 0},
     {"compensated",
-     "seed 001: nanosleep(d - TN), TN the mean overshoot of the warm-up's plain nanosleeps, default slack; "
+     "nanosleep(d - TN), TN the mean overshoot of the warm-up's plain nanosleeps, default slack; "
      "may return early",
      "001", 1},
     {"keeptime",
      "kt_sleeper in KT_MODE_EXACT (kt_sleep_ns's algorithm, with the sleeper's stats): the cheapest plan of "
      "OS waits then a spin that meets the tail target; never early",
+     NULL, 0},
+    {"keeptime-sleep",
+     "kt_sleep_until_ns(start + d): the thread's own sleeper (KT_MODE_EXACT, default tail target); never early",
+     NULL, 0},
+    {"keeptime-ticker",
+     "kt_ticker_wait on a kt_ticker of period d (KT_MISSED_SKIP, KT_MODE_EXACT, default tail target): "
+     "error = reading after the call - the tick's scheduled_ns; never early",
      NULL, 0},
     {"keeptime-efficient",
      "kt_sleeper in KT_MODE_EFFICIENT: one OS wait shortened by the learned median overshoot; may return early",
@@ -91,6 +111,9 @@ struct stats {
 
 struct cell {
     enum method method;
+    int has_return; /* the method returns its own last reading: the return column */
+    int64_t return_p50, return_p90; /* caller's reading - the method's returned reading */
+    uint64_t late_2us; /* samples more than 2 µs late */
     uint64_t duration_ns, samples, warmup;
     long timer_slack_ns;
     uint64_t tn_ns; /* compensated: the estimated TN */
@@ -185,22 +208,31 @@ static void *run_cell(void *arg) {
     struct cell *c = arg;
     const uint64_t d = c->duration_ns;
     int64_t *errors = malloc(c->samples * sizeof *errors);
+    int64_t *returns = malloc(c->samples * sizeof *returns);
     kt_sleeper *sleeper = NULL;
+    kt_ticker *ticker = NULL;
     uint64_t i, wall0 = 0, cpu0 = 0, last = 0;
     int64_t tn_sum = 0;
 
-    if (!errors) return NULL;
+    if (!errors || !returns) {
+        free(errors);
+        free(returns);
+        return NULL;
+    }
     if (c->method == KEEPTIME || c->method == KEEPTIME_EFFICIENT) {
         sleeper = kt_sleeper_new(c->method == KEEPTIME ? KT_MODE_EXACT : KT_MODE_EFFICIENT);
         if (!sleeper || kt_sleeper_set_tail_target(sleeper, c->tail_target) != KT_OK) {
             free(errors);
+            free(returns);
             kt_sleeper_free(sleeper);
             return NULL;
         }
     }
+    c->has_return = c->method == KEEPTIME || c->method == KEEPTIME_TICKER || c->method == KEEPTIME_EFFICIENT;
 
     for (i = 0; i < c->warmup + c->samples; i++) {
-        uint64_t start, deadline, woke;
+        uint64_t start, deadline, woke, returned = 0;
+        kt_tick tick;
         if (i == c->warmup) {
             if (c->method == COMPENSATED && c->warmup)
                 c->tn_ns = tn_sum > 0 ? (uint64_t)tn_sum / c->warmup : 0;
@@ -208,6 +240,7 @@ static void *run_cell(void *arg) {
             cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
             wall0 = mono_ns();
         }
+        if (c->method == KEEPTIME_TICKER && ticker == NULL) ticker = kt_ticker_new((int64_t)d, KT_MISSED_SKIP);
         start = mono_ns();
         deadline = start + d;
         switch (c->method) {
@@ -216,21 +249,74 @@ static void *run_cell(void *arg) {
             if (d > c->tn_ns) nanosleep_ns(d - c->tn_ns);
             break;
         case KEEPTIME:
-        case KEEPTIME_EFFICIENT: kt_sleeper_sleep_until_ns(sleeper, deadline, NULL); break;
+        case KEEPTIME_EFFICIENT: kt_sleeper_sleep_until_ns(sleeper, deadline, &returned); break;
+        case KEEPTIME_SLEEP: kt_sleep_until_ns(deadline); break;
+        case KEEPTIME_TICKER:
+            kt_ticker_wait(ticker, &tick);
+            deadline = tick.scheduled_ns;
+            returned = tick.scheduled_ns + tick.lateness_ns;
+            break;
         case SPIN_PAUSE: spin_until(deadline); break;
         default: break;
         }
         woke = mono_ns();
         if (i < c->warmup) tn_sum += (int64_t)(woke - deadline);
-        else errors[i - c->warmup] = (int64_t)(woke - deadline);
+        else {
+            errors[i - c->warmup] = (int64_t)(woke - deadline);
+            returns[i - c->warmup] = (int64_t)(woke - returned);
+        }
         last = woke;
     }
     compute_stats(&c->stats, errors, c->samples, last - wall0, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+    for (i = 0; i < c->samples; i++) c->late_2us += errors[i] > 2000;
+    if (c->has_return) {
+        qsort(returns, c->samples, sizeof *returns, cmp_i64);
+        c->return_p50 = percentile(returns, c->samples, 500);
+        c->return_p90 = percentile(returns, c->samples, 900);
+    }
+    free(returns);
     c->has_sleeper = sleeper && kt_sleeper_stats(sleeper, &c->sleeper) == KT_OK;
     /* In force during the cell: keeptime set 1 ns on its first sleep. */
     c->timer_slack_ns = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
     kt_sleeper_free(sleeper);
+    kt_ticker_free(ticker);
     return NULL;
+}
+
+/* The targets of keeptime's spin-finished rows against the same run's pure
+ * spin at the same duration: p50 within 150 ns of it, the return (caller's
+ * reading - the call's own) p90 within 100 ns, the share of waits more than
+ * 2 µs late at most 1.5 points above it, none early. Prints one line per
+ * row; returns how many targets were missed. */
+static int print_targets(const struct cell *cells, size_t n) {
+    size_t i, j;
+    int missed = 0;
+    printf("\ntargets (vs spin-pause in the same run, same duration):\n");
+    for (i = 0; i < n; i++) {
+        const struct cell *c = &cells[i], *spin = NULL;
+        double late, spin_late;
+        int ok_p50, ok_ret, ok_late, ok_early;
+        if (c->method != KEEPTIME && c->method != KEEPTIME_SLEEP && c->method != KEEPTIME_TICKER) continue;
+        for (j = 0; j < n; j++)
+            if (cells[j].method == SPIN_PAUSE && cells[j].duration_ns == c->duration_ns) spin = &cells[j];
+        if (!spin) continue;
+        late = 100.0 * (double)c->late_2us / (double)c->stats.samples;
+        spin_late = 100.0 * (double)spin->late_2us / (double)spin->stats.samples;
+        ok_p50 = c->stats.p50 <= spin->stats.p50 + 150;
+        ok_ret = !c->has_return || c->return_p90 <= 100;
+        ok_late = late <= spin_late + 1.5;
+        ok_early = c->stats.early == 0;
+        missed += !ok_p50 + !ok_ret + !ok_late + !ok_early;
+        printf("%6" PRIu64 " us %-16s p50 %5" PRId64 " ns <= %5" PRId64 " + 150 %-6s", c->duration_ns / 1000,
+               methods[c->method].name, c->stats.p50, spin->stats.p50, ok_p50 ? "met" : "MISSED");
+        if (c->has_return)
+            printf("  return p90 %4" PRId64 " ns <= 100 %-6s", c->return_p90, ok_ret ? "met" : "MISSED");
+        else
+            printf("  %-25s", "");
+        printf("  >2 us late %5.2f%% <= %.2f%% + 1.5 %-6s  early %" PRIu64 " %s\n", late, spin_late,
+               ok_late ? "met" : "MISSED", c->stats.early, ok_early ? "met" : "MISSED");
+    }
+    return missed;
 }
 
 /* ------------------------------------------------------------ call cost */
@@ -430,8 +516,9 @@ int main(int argc, char **argv) {
     printf("keeptime rows: tail target %g %%; their sleeper's stats over the measured waits: late = ended after the\n"
            "deadline from an OS wait, OS waits per wait, CPU est. = the sleeper's CPU estimate / wall time\n\n",
            100 * tail_target);
-    printf("%-9s %-20s %10s %10s %10s %7s %7s\n", "duration", "method", "p50", "p99", "max", "early",
-           "CPU %");
+    printf("return = first CLOCK_MONOTONIC reading after return - the reading the call returned\n\n");
+    printf("%-9s %-20s %10s %10s %10s %7s %7s %16s\n", "duration", "method", "p50", "p99", "max", "early",
+           "CPU %", "return p50/p90");
 
     for (i = 0; i < N_DURATIONS; i++) {
         int m;
@@ -452,6 +539,8 @@ int main(int argc, char **argv) {
             printf("%6" PRIu64 " us %-20s %8.1f us %7.1f us %7.1f us %7" PRIu64 " %6.1f%%", c->duration_ns / 1000,
                    methods[m].name, c->stats.p50 / 1e3, c->stats.p99 / 1e3, c->stats.max / 1e3, c->stats.early,
                    c->stats.cpu_percent);
+            if (c->has_return) printf(" %6" PRId64 "/%" PRId64 " ns", c->return_p50, c->return_p90);
+            else printf(" %16s", "—");
             if (m == COMPENSATED) printf("  (TN %.1f us)", c->tn_ns / 1e3);
             if (c->has_sleeper) {
                 double waits = c->sleeper.sleeps ? (double)c->sleeper.sleeps : 1.0;
@@ -462,6 +551,8 @@ int main(int argc, char **argv) {
             printf("\n");
         }
     }
+
+    print_targets(cells, n);
 
     {
         pthread_t t;
@@ -536,6 +627,9 @@ int main(int argc, char **argv) {
                     methods[cells[i].method].name, cells[i].duration_ns, cells[i].warmup,
                     cells[i].timer_slack_ns, s->samples, s->min, s->mean, s->stddev, s->p50, s->p90, s->p99,
                     s->p999, s->max, s->early, s->cpu_percent, s->wall_ns, s->cpu_ns);
+            if (cells[i].has_return)
+                fprintf(f, "\"return_p50_ns\": %" PRId64 ", \"return_p90_ns\": %" PRId64 ", ", cells[i].return_p50,
+                        cells[i].return_p90);
             if (cells[i].has_sleeper) {
                 const kt_sleep_stats *st = &cells[i].sleeper;
                 fprintf(f,

@@ -10,7 +10,7 @@ crate) with the GIL released.
 >>> deadline = time.monotonic_ns() + 2_000_000
 >>> keeptime.sleep_until_ns(deadline) >= deadline  # never early
 True
->>> ticker = keeptime.Ticker(0.001)               # 1 kHz, absolute schedule
+>>> ticker = keeptime.Ticker(0.001, missed="burst")  # 1 kHz, every slot
 >>> [tick.index for tick in itertools.islice(ticker, 3)]
 [1, 2, 3]
 >>> keeptime.clocks().clock("MONOTONIC").read_cost_ns > 0   # the clock report
@@ -59,11 +59,11 @@ from keeptime._clocks import (
 
 
 def _warm_up(_read=_time.monotonic_ns, _sleep=sleep):
-    """Called by keeptime with the GIL held a few µs before a wait ends, so
-    that what runs right after the wait finds the CPU caches warm: the
-    interpreter loop, a builtin call with an int result (like the clock read
-    that typically follows a wait), and keeptime's own entry path (the next
-    ``keeptime.sleep`` of a loop; ``sleep(0.0)`` returns at once). See
+    """Called by keeptime with the GIL held a few µs before a wait's final
+    spin, so that what runs right after the wait finds the CPU caches warm:
+    the interpreter loop, a builtin call with an int result (like the clock
+    read that typically follows a wait), and keeptime's own entry path (the
+    next ``keeptime.sleep`` of a loop; ``sleep(0.0)`` returns at once). See
     python/src/wait.rs for why and what it costs."""
     _sleep(0.0)
     return _read()

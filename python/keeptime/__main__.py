@@ -1,6 +1,6 @@
 """``python -m keeptime``: the bench and the clock report from Python.
 
-    python -m keeptime bench [--durations 10us,100us,1ms,10ms] [--crowd 16] [--export-json FILE]
+    python -m keeptime bench [--durations 10us,250us,1ms,2500us,10ms] [--crowd 16] [--export-json FILE]
     python -m keeptime clocks [--json]
     python -m keeptime bench-async [--scale 0.25] [--no-uvloop]
 """
@@ -213,7 +213,7 @@ def parser() -> argparse.ArgumentParser:
         help="compare time.sleep, a busy loop and keeptime on this machine",
         description=_bench.__doc__.split("\n\n")[1] if _bench.__doc__ else None,
     )
-    b.add_argument("--durations", type=_durations, help="wait durations, comma-separated (default 10us,100us,1ms,10ms)")
+    b.add_argument("--durations", type=_durations, help="wait durations, comma-separated (default 10us,250us,1ms,2500us,10ms)")
     b.add_argument("--methods", type=_methods, help=f"methods, comma-separated (default all: {','.join(_bench.METHODS_BY_NAME)})")
     b.add_argument("--samples", type=_positive_int, help="exact samples per method and duration (default: fit the budget)")
     b.add_argument("--warmup", type=_count, help="warm-up waits per method and duration (default: about 50 ms worth)")

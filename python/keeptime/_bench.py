@@ -1,27 +1,36 @@
 """``python -m keeptime bench``: how precisely Python can wait, measured.
 
 Compares ``time.sleep``, a Python busy loop on ``time.perf_counter_ns`` and
-keeptime's modes at several durations, in one run on one thread, and writes
+keeptime's waits at several durations, in one run on one thread, and writes
 the project's bench result document (spec/bench-result.md), the same format
 ``keeptime bench`` writes, so Python and Rust results sit in one table.
 
-One sample, for every method: ``deadline = time.monotonic_ns() + d``, the
-wait, then ``error = time.monotonic_ns() − deadline`` (the first clock
-reading after the wait returns, on the clock ``perf_counter_ns`` also reads
-on Linux). CPU = ``time.thread_time_ns()`` ÷ wall time over the measured
-samples. Each method has its own loop, so no extra Python call sits between
-the wait and the reading; nothing is allocated inside it.
+One sample, for every method, measured from the caller: ``deadline =
+time.monotonic_ns() + d`` (a ticker's ``tick.scheduled_ns``), the wait, then
+``error = time.monotonic_ns() − deadline``, the caller's first clock reading
+after the wait returns (``CLOCK_MONOTONIC``, the clock keeptime waits on and
+``perf_counter_ns`` also reads on Linux). Where the method returns its own
+last reading (``sleep_until_ns``, a tick's ``scheduled_ns + lateness_ns``,
+the Rust loop's ``sleep_until_ns``), ``return`` is the caller's reading
+minus that one: what the way back into the interpreter costs. CPU =
+``time.thread_time_ns()`` ÷ wall time over the measured samples. Each method
+has its own loop, so no extra Python call sits between the wait and the
+reading; nothing is allocated inside it.
 
 The ``keeptime-rust`` row is the same keeptime wait driven from a Rust loop
 (no Python between waits): the core's own figure in the same run, to show
 what calling from Python costs.
 
-Every keeptime row runs its own sleeper (exact mode at the tail target
-``--tail-target``, default 1 %) and reports the sleeper's stats over the
-measured samples (in the JSON as each cell's ``sleeper``): the share of
-sleeps that ended late from an OS wait, OS waits per sleep, and the CPU the
-sleeper estimates it spent (learned OS-wait costs plus spin time) beside the
-CPU the thread clock measured.
+The keeptime rows with a sleeper of their own (exact mode at the tail target
+``--tail-target``, default 1 %) report its stats over the measured samples
+(in the JSON as each cell's ``sleeper``): the share of sleeps that ended late
+from an OS wait, OS waits per sleep, and the CPU the sleeper estimates it
+spent (learned OS-wait costs plus spin time) beside the CPU the thread clock
+measured.
+
+The targets (:data:`TARGET_P50_NS` at :data:`TARGET_DURATIONS_NS`) are
+printed after the tables, met or MISSED, for ``keeptime.sleep`` and
+``Ticker``.
 """
 
 from __future__ import annotations
@@ -36,8 +45,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 import keeptime
 from keeptime import _format, _keeptime, _stats
 
-#: The durations measured by default: 10 µs, 100 µs, 1 ms, 10 ms.
-DEFAULT_DURATIONS_NS = (10_000, 100_000, 1_000_000, 10_000_000)
+#: The durations measured by default: 10 µs, 250 µs, 1 ms, 2.5 ms, 10 ms.
+DEFAULT_DURATIONS_NS = (10_000, 250_000, 1_000_000, 2_500_000, 10_000_000)
+#: The blocking waits held to a target, and where: caller-measured p50 at most
+#: :data:`TARGET_P50_NS`, none early.
+TARGET_METHODS = ("keeptime-sleep", "keeptime-ticker")
+TARGET_DURATIONS_NS = (250_000, 1_000_000, 2_500_000, 10_000_000)
+TARGET_P50_NS = 1_000
 #: Default overall time budget, seconds.
 DEFAULT_BUDGET_S = 40.0
 #: What one sample is assumed to cost beyond its duration when planning.
@@ -61,14 +75,14 @@ METHODS = (
     Method(
         "time-sleep",
         "time.sleep(d): CPython's clock_nanosleep (absolute since 3.11) with the thread's default "
-        "timer slack, the GIL released (seed 000's Thread.Sleep, 003's time.Sleep)",
+        "timer slack, the GIL released",
         "000, 003",
         False,
         True,
     ),
     Method(
         "busy-loop",
-        "while (woke := time.perf_counter_ns()) < deadline: pass — a Python busy loop (seed 000's while loop); "
+        "while (woke := time.perf_counter_ns()) < deadline: pass — a Python busy loop; "
         "a whole core, and the GIL",
         "000",
         False,
@@ -76,25 +90,41 @@ METHODS = (
     ),
     Method(
         "keeptime",
-        "keeptime.Sleeper(tail_target=T).sleep(d) (Mode exact, keeptime.sleep's algorithm with the "
-        "sleeper's stats): the cheapest plan of OS waits then a spin that meets the tail target, "
-        "GIL released; never early",
+        "keeptime.Sleeper(tail_target=T).sleep_until_ns(deadline) (mode exact, with the sleeper's "
+        "stats): the cheapest plan of OS waits then a spin that meets the tail target, GIL released "
+        "up to the core's hand-off; never early",
+        None,
+        False,
+        False,
+    ),
+    Method(
+        "keeptime-sleep",
+        "keeptime.sleep(d): the free function on the core's thread sleeper (mode exact, default "
+        "tail target); never early",
+        None,
+        False,
+        False,
+    ),
+    Method(
+        "keeptime-ticker",
+        "for tick in keeptime.Ticker(d, tail_target=T): error = reading after the tick − "
+        "tick.scheduled_ns; never early",
         None,
         False,
         False,
     ),
     Method(
         "keeptime-efficient",
-        "keeptime.Sleeper(mode='efficient').sleep(d): one OS wait shortened by the learned median "
-        "overshoot; may return early",
+        "keeptime.Sleeper(mode='efficient').sleep_until_ns(deadline): one OS wait shortened by the "
+        "learned median overshoot; may return early",
         None,
         True,
         False,
     ),
     Method(
         "keeptime-spin",
-        "keeptime.Sleeper(mode='spin').sleep(d): pure spin with pause (after 50 µs yielding while the "
-        "deadline is more than 20 µs away), GIL released",
+        "keeptime.Sleeper(mode='spin').sleep_until_ns(deadline): pure spin with pause (after 50 µs "
+        "yielding while the deadline is more than 20 µs away), GIL released up to the hand-off",
         None,
         False,
         False,
@@ -151,6 +181,42 @@ def _sleep_loop(sleep: Callable[[float], Any], d: int, errors: List[int], min_n:
     return i
 
 
+def _until_loop(
+    sleep_until_ns: Callable[[int], int], d: int, errors: List[int], returns: List[int], min_n: int, limit_ns: int
+) -> int:
+    mono = time.monotonic_ns
+    n = len(errors)
+    wall_start = mono()
+    i = 0
+    while i < n:
+        deadline = mono() + d
+        returned = sleep_until_ns(deadline)
+        woke = mono()
+        errors[i] = woke - deadline
+        returns[i] = woke - returned
+        i += 1
+        if woke - wall_start >= limit_ns and i >= min_n:
+            break
+    return i
+
+
+def _ticker_loop(ticker: keeptime.Ticker, errors: List[int], returns: List[int], min_n: int, limit_ns: int) -> int:
+    mono = time.monotonic_ns
+    tick = ticker.tick
+    n = len(errors)
+    wall_start = mono()
+    i = 0
+    while i < n:
+        t = tick()
+        woke = mono()
+        errors[i] = woke - t.scheduled_ns
+        returns[i] = woke - (t.scheduled_ns + t.lateness_ns)
+        i += 1
+        if woke - wall_start >= limit_ns and i >= min_n:
+            break
+    return i
+
+
 def _busy_loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
     mono = time.monotonic_ns
     pc = time.perf_counter_ns
@@ -193,13 +259,29 @@ def _run_python_cell(
     method: str, d: int, warmup: int, max_n: int, min_n: int, limit_ns: int, tail_target: float
 ) -> Dict[str, Any]:
     sleeper: Optional[keeptime.Sleeper] = None
+    returns: Optional[List[int]] = None
+    loop: Callable[[int, List[int], int, int], int]
     if method == "busy-loop":
         loop = _busy_loop
+    elif method in _SLEEPER_MODES:
+        sleeper = keeptime.Sleeper(_SLEEPER_MODES[method], tail_target=tail_target)
+        until = sleeper.sleep_until_ns
+        returns = [0] * max(max_n, warmup)
+
+        def loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
+            assert returns is not None
+            return _until_loop(until, d, errors, returns, min_n, limit_ns)
+
+    elif method == "keeptime-ticker":
+        ticker = keeptime.Ticker.from_ns(d, tail_target=tail_target)
+        returns = [0] * max(max_n, warmup)
+
+        def loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
+            assert returns is not None
+            return _ticker_loop(ticker, errors, returns, min_n, limit_ns)
+
     else:
-        sleep: Callable[[float], Any] = time.sleep
-        if method in _SLEEPER_MODES:
-            sleeper = keeptime.Sleeper(_SLEEPER_MODES[method], tail_target=tail_target)
-            sleep = sleeper.sleep
+        sleep: Callable[[float], Any] = keeptime.sleep if method == "keeptime-sleep" else time.sleep
 
         def loop(d: int, errors: List[int], min_n: int, limit_ns: int) -> int:
             return _sleep_loop(sleep, d, errors, min_n, limit_ns)
@@ -216,14 +298,17 @@ def _run_python_cell(
     cpu = time.thread_time_ns() - cpu_start
     del errors[n:]
     st = _stats.stats(errors, wall, cpu)
+    if returns is not None:
+        st.update(_stats.return_summary(returns[:n]))
     if sleeper is not None:
         st["sleeper"] = sleeper_cell(sleeper.tail_target, sleeper.stats())
     return st
 
 
 def _run_rust_cell(d: int, warmup: int, n: int, tail_target: float) -> Dict[str, Any]:
-    errors, wall, cpu, counters = _keeptime._measure_core("exact", d, n, warmup, tail_target)
+    errors, returns, wall, cpu, counters = _keeptime._measure_core("exact", d, n, warmup, tail_target)
     st = _stats.stats(errors, wall, cpu)
+    st.update(_stats.return_summary(returns))
     st["sleeper"] = sleeper_cell(tail_target, keeptime.SleeperStats(*counters))
     return st
 
@@ -428,7 +513,8 @@ def render(doc: Dict[str, Any]) -> str:
     rt = doc["runtime"]
     out = [
         f"keeptime bench (Python {rt['version']}): {methods} methods × {len(groups)} durations on {where}\n"
-        "error = first clock reading after the wait − deadline (negative = early); "
+        "error = the caller's first clock reading after the wait − deadline (negative = early); "
+        "return = that reading − the one the wait returned; "
         "CPU = thread CPU time ÷ wall time; * = best in column\n"
     ]
     for d, cells in groups.items():
@@ -438,7 +524,31 @@ def render(doc: Dict[str, Any]) -> str:
         if v:
             out.append(v + "\n")
         out.append(sleeper_table(cells))
+    t = targets(doc)
+    if t:
+        out.append(f"\ntargets: p50 ≤ {_format.ns(TARGET_P50_NS)}, none early\n")
+        out += [f"  {line}\n" for line in t]
     return "".join(out)
+
+
+def targets(doc: Dict[str, Any]) -> List[str]:
+    """One line per measured target cell (:data:`TARGET_METHODS` at
+    :data:`TARGET_DURATIONS_NS`): its p50 and early count, met or MISSED.
+
+    >>> cell = {"method": "keeptime-sleep", "duration_ns": 1_000_000, "p50_ns": 420, "early": 0}
+    >>> targets({"results": [cell, dict(cell, method="keeptime-ticker", p50_ns=1_300)]})
+    ['keeptime-sleep    1 ms  p50 420 ns  early 0  met', 'keeptime-ticker   1 ms  p50 1.30 µs  early 0  MISSED']
+    """
+    lines = []
+    for c in doc["results"]:
+        if c["method"] not in TARGET_METHODS or c["duration_ns"] not in TARGET_DURATIONS_NS:
+            continue
+        met = c["p50_ns"] <= TARGET_P50_NS and c["early"] == 0
+        lines.append(
+            f"{c['method']:<16} {_format.duration(c['duration_ns']):>6}  p50 {_format.ns(c['p50_ns'])}  "
+            f"early {c['early']}  {'met' if met else 'MISSED'}"
+        )
+    return lines
 
 
 def sleeper_rows(cells: Sequence[Dict[str, Any]]) -> List[List[str]]:

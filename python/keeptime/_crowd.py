@@ -1,4 +1,4 @@
-"""The crowd row of ``python -m keeptime bench`` (issue 11): many threads, each
+"""The crowd row of ``python -m keeptime bench``: many threads, each
 sleeping in a loop, more of them than CPUs.
 
 ``threads`` threads each run ``deadline = time.monotonic_ns() + d``, the

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-#: Column headers of the result table (the CLI's).
-HEADERS = ("method", "p50", "p90", "p99", "p99.9", "max", "mean ± σ", "early", "CPU", "samples")
+#: Column headers of the result table: the CLI's, then the return column.
+HEADERS = ("method", "p50", "p90", "p99", "p99.9", "max", "mean ± σ", "early", "CPU", "samples", "return p50/p90")
 
 Cell = Dict[str, Any]
 
@@ -123,6 +123,10 @@ def table_rows(cells: Sequence[Cell]) -> List[List[Tuple[str, bool]]]:
             (str(c["early"]), False),
             (percent(c["cpu_percent"]), best[6][i]),
             (str(c["samples"]), False),
+            (
+                f"{ns(c['return_p50_ns'])} / {ns(c['return_p90_ns'])}" if "return_p50_ns" in c else "—",
+                False,
+            ),
         ]
         for i, c in enumerate(cells)
     ]

@@ -82,6 +82,19 @@ def histogram(sorted_errors: Sequence[int]) -> List[Dict[str, int]]:
     return out
 
 
+def return_summary(returns: List[int]) -> Dict[str, int]:
+    """A cell's return figures (``returns`` is sorted in place): the caller's
+    reading minus the method's own returned reading, p50 and p90.
+
+    >>> return_summary([300, 100, 200, 5_000])
+    {'return_p50_ns': 200, 'return_p90_ns': 5000}
+    """
+    if not returns:
+        raise ValueError("a cell needs at least one sample")
+    returns.sort()
+    return {"return_p50_ns": percentile(returns, 500), "return_p90_ns": percentile(returns, 900)}
+
+
 def stats(errors: List[int], wall_ns: int, cpu_ns: int) -> Dict[str, Any]:
     """The statistics of a cell (``errors`` is sorted in place), in the result format's field order.
 

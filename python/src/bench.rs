@@ -19,8 +19,9 @@ pub fn _set_timer_slack_ns(ns: u64) -> PyResult<()> {
 /// The bench's reference row: a `keeptime::Sleeper` in `mode` driven by a
 /// Rust loop (no Python between the waits), sleep-style like the Python
 /// rows: `warmup` unrecorded waits, then `samples` waits of `duration_ns`,
-/// each error the first clock reading after the wait minus its deadline.
-/// Returns `(errors, wall_ns, cpu_ns, stats)`, `stats` the sleeper's
+/// each error the first clock reading after the wait minus its deadline, each
+/// return that reading minus the one the wait returned. Returns
+/// `(errors, returns, wall_ns, cpu_ns, stats)`, `stats` the sleeper's
 /// `(sleeps, late, os_waits, spin_ns, cpu_estimate_ns)` over the samples;
 /// the GIL is released throughout.
 #[pyfunction]
@@ -45,19 +46,22 @@ pub fn _measure_core(
             .build();
         let wait = |sleeper: &mut keeptime::Sleeper| {
             let deadline = keeptime::os::monotonic_ns().saturating_add(duration_ns);
-            sleeper.sleep_until_ns(deadline);
+            let returned = sleeper.sleep_until_ns(deadline);
             let woke = keeptime::os::monotonic_ns();
-            woke as i64 - deadline as i64
+            (woke as i64 - deadline as i64, woke as i64 - returned as i64)
         };
         for _ in 0..warmup {
             wait(&mut sleeper);
         }
         sleeper.reset_stats();
         let mut errors = Vec::with_capacity(samples);
+        let mut returns = Vec::with_capacity(samples);
         let cpu_start = keeptime::os::thread_cpu_ns();
         let wall_start = keeptime::os::monotonic_ns();
         for _ in 0..samples {
-            errors.push(wait(&mut sleeper));
+            let (error, returned) = wait(&mut sleeper);
+            errors.push(error);
+            returns.push(returned);
         }
         let wall = keeptime::os::monotonic_ns() - wall_start;
         let cpu = keeptime::os::thread_cpu_ns() - cpu_start;
@@ -69,9 +73,10 @@ pub fn _measure_core(
             st.spin_ns,
             st.cpu_estimate_ns,
         );
-        (errors, wall, cpu, counters)
+        (errors, returns, wall, cpu, counters)
     }))
 }
 
-/// What [`_measure_core`] returns: errors, wall ns, CPU ns, sleeper stats.
-type CoreMeasurement = (Vec<i64>, u64, u64, (u64, u64, u64, u64, u64));
+/// What [`_measure_core`] returns: errors, returns, wall ns, CPU ns, sleeper
+/// stats.
+type CoreMeasurement = (Vec<i64>, Vec<i64>, u64, u64, (u64, u64, u64, u64, u64));

@@ -148,8 +148,8 @@ pub struct PySleeper {
     min_spin_ns: u64,
     /// The tail target in ppm (always a valid one).
     tail_ppm: AtomicU32,
-    /// What this sleeper's sleeps spent, as keeptime.Sleeper counts them
-    /// (see `wait::sleep_until_counted`); readable during a sleep.
+    /// What this sleeper's sleeps spent (the core sleeper's stats, summed
+    /// per sleep); readable during a sleep.
     stats: Mutex<SleeperStats>,
     /// The idle-latency request (`idle_hint_us`), held while this object lives.
     idle_hint: HintSlot,
@@ -231,15 +231,41 @@ impl PySleeper {
         let sleeper: &mut keeptime::Sleeper = &mut guard;
         sleeper.set_mode(mode_from_code(self.mode.load(Ordering::Relaxed)));
         sleeper.set_tail_target(self.tail_target_value());
-        let mut spent = SleeperStats::default();
-        let result = wait::sleep_until_counted(py, sleeper, deadline_ns, &mut spent);
+        let before = sleeper.stats();
+        let result =
+            wait::sleep_to_handoff(py, sleeper.mode(), deadline_ns, |deadline, keep_going| {
+                sleeper.sleep_until_ns_to_handoff(deadline, keep_going)
+            });
+        let spent = sleeper.stats();
+        drop(guard);
+        // The bookkeeping is done with the GIL held, before the final spin:
+        // one sleep, late only if an OS wait woke after the deadline itself
+        // (a warm return's core sleep ends `lead` before it), and the lead
+        // spun here counted as spin.
+        let (late, lead) = match &result {
+            Ok(w) => (
+                spent.late > before.late && w.core_now > deadline_ns,
+                w.lead_ns,
+            ),
+            Err(_) => (spent.late > before.late, 0),
+        };
         let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
-        stats.sleeps += spent.sleeps;
-        stats.late += spent.late;
-        stats.os_waits += spent.os_waits;
-        stats.spin_ns = stats.spin_ns.saturating_add(spent.spin_ns);
-        stats.cpu_estimate_ns = stats.cpu_estimate_ns.saturating_add(spent.cpu_estimate_ns);
-        result
+        stats.sleeps += spent.sleeps.wrapping_sub(before.sleeps);
+        stats.late += u64::from(late);
+        stats.os_waits += spent.os_waits.wrapping_sub(before.os_waits);
+        let spin = spent
+            .spin_ns
+            .wrapping_sub(before.spin_ns)
+            .saturating_add(lead);
+        stats.spin_ns = stats.spin_ns.saturating_add(spin);
+        stats.cpu_estimate_ns = stats.cpu_estimate_ns.saturating_add(
+            spent
+                .cpu_estimate_ns
+                .wrapping_sub(before.cpu_estimate_ns)
+                .saturating_add(lead),
+        );
+        drop(stats);
+        Ok(wait::finish(result?.handoff))
     }
 
     fn tail_target_value(&self) -> TailTarget {
@@ -371,6 +397,14 @@ impl PySleeper {
     #[getter]
     fn idle_hint_status(&self) -> PyIdleHintStatus {
         self.idle_hint.status()
+    }
+
+    /// Whether a thread is inside a sleep of this sleeper right now (for
+    /// tests that must know another thread is waiting, without guessing how
+    /// long it takes).
+    #[getter]
+    fn _sleeping(&self) -> bool {
+        matches!(self.inner.try_lock(), Err(TryLockError::WouldBlock))
     }
 
     /// What this sleeper has spent since it was made (or since

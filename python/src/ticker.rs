@@ -8,6 +8,8 @@ use keeptime::{MissedTicks, Schedule, Step, TickNs, TickerStats};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 fn zero_period(_: keeptime::Error) -> PyErr {
@@ -21,7 +23,6 @@ fn zero_period(_: keeptime::Error) -> PyErr {
 /// >>> keeptime.Tick(3, scheduled_ns=5_000_000, lateness_ns=412)
 /// keeptime.Tick(index=3, scheduled_ns=5000000, lateness_ns=412, skipped=0)
 #[pyclass(name = "Tick", module = "keeptime", frozen, eq, hash)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyTick {
     /// Slot number ``k`` (the first tick is 1), due at ``start + k * period``
     /// (for ``missed="delay"``, counted from the latest restart).
@@ -30,13 +31,37 @@ pub struct PyTick {
     /// When this slot was due, on the ``time.monotonic_ns()`` clock.
     #[pyo3(get)]
     scheduled_ns: u64,
-    /// How long after ``scheduled_ns`` the tick was delivered, ns (0 if
-    /// earlier, which only ``mode="efficient"`` can do).
-    #[pyo3(get)]
-    lateness_ns: u64,
+    /// Set once, by the tick that makes the object: the object is made before
+    /// the wait's final spin and this is the one field written after it.
+    lateness_ns: AtomicU64,
     /// Slots dropped just before this one (``missed="skip"`` only).
     #[pyo3(get)]
     skipped: u64,
+}
+
+impl PyTick {
+    fn fields(&self) -> (u64, u64, u64, u64) {
+        (
+            self.index,
+            self.scheduled_ns,
+            self.lateness_ns.load(Ordering::Relaxed),
+            self.skipped,
+        )
+    }
+}
+
+impl PartialEq for PyTick {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl Eq for PyTick {}
+
+impl Hash for PyTick {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.fields().hash(state);
+    }
 }
 
 impl From<TickNs> for PyTick {
@@ -44,7 +69,7 @@ impl From<TickNs> for PyTick {
         PyTick {
             index: t.index,
             scheduled_ns: t.scheduled_ns,
-            lateness_ns: t.lateness_ns,
+            lateness_ns: AtomicU64::new(t.lateness_ns),
             skipped: t.skipped,
         }
     }
@@ -58,15 +83,25 @@ impl PyTick {
         PyTick {
             index,
             scheduled_ns,
-            lateness_ns,
+            lateness_ns: AtomicU64::new(lateness_ns),
             skipped,
         }
+    }
+
+    /// How long after ``scheduled_ns`` the tick was delivered, ns (0 if
+    /// earlier, which only ``mode="efficient"`` can do).
+    #[getter]
+    fn lateness_ns(&self) -> u64 {
+        self.lateness_ns.load(Ordering::Relaxed)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "keeptime.Tick(index={}, scheduled_ns={}, lateness_ns={}, skipped={})",
-            self.index, self.scheduled_ns, self.lateness_ns, self.skipped
+            self.index,
+            self.scheduled_ns,
+            self.lateness_ns(),
+            self.skipped
         )
     }
 }
@@ -301,7 +336,7 @@ impl PyTicker {
         self.schedule.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn next_tick(&self, py: Python<'_>) -> PyResult<PyTick> {
+    fn next_tick<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTick>> {
         let mut sleeper =
             match self.sleeper.try_lock() {
                 Ok(guard) => guard,
@@ -314,17 +349,37 @@ impl PyTicker {
         loop {
             let now = keeptime::os::monotonic_ns();
             let deadline = match self.schedule().poll(now) {
-                Step::Now(tick) => return Ok(tick.into()),
+                Step::Now(tick) => return Bound::new(py, PyTick::from(tick)),
                 Step::Wait { deadline_ns } => deadline_ns,
             };
             let s: &mut keeptime::Sleeper = &mut sleeper;
-            let woke = wait::sleep_until(py, s, deadline)?;
+            let handoff =
+                wait::sleep_to_handoff(py, s.mode(), deadline, |deadline, keep_going| {
+                    s.sleep_until_ns_to_handoff(deadline, keep_going)
+                })?
+                .handoff;
             let mut schedule = self.schedule();
             // Another thread may have reset the ticker or changed its period
             // while this one waited: then wait again, for the new deadline.
-            if schedule.next_deadline_ns() == deadline {
-                return Ok(schedule.woke(woke).into());
+            if schedule.next_deadline_ns() != deadline {
+                continue;
             }
+            // Recorded at the hand-off, as the core's ticker records it
+            // (spec/ticker.md): a wait that ends in a spin at its deadline,
+            // else at its own reading. The Tick object is made before the
+            // final spin too; only its lateness is written after it.
+            let tick = schedule.woke(handoff.now.max(handoff.until));
+            drop(schedule);
+            drop(sleeper);
+            let tick = Bound::new(py, PyTick::from(tick))?;
+            let spun = handoff.until > handoff.now;
+            let woke = wait::finish(handoff);
+            if spun {
+                tick.get()
+                    .lateness_ns
+                    .store(woke - handoff.until, Ordering::Relaxed);
+            }
+            return Ok(tick);
         }
     }
 }
@@ -375,7 +430,7 @@ impl PyTicker {
     /// Wait for the next slot (or return at once if its deadline passed, as
     /// ``missed`` says) and return its :class:`Tick`. Ctrl-C raises
     /// ``KeyboardInterrupt``; an interrupted wait consumes no slot.
-    fn tick(&self, py: Python<'_>) -> PyResult<PyTick> {
+    fn tick<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTick>> {
         self.next_tick(py)
     }
 
@@ -383,7 +438,7 @@ impl PyTicker {
         slf
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<PyTick> {
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTick>> {
         self.next_tick(py)
     }
 

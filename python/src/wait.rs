@@ -1,7 +1,35 @@
-//! Waiting with the GIL released, Ctrl-C while waiting, and a warm return.
+//! Waiting with the GIL released, Ctrl-C while waiting, and a warm return
+//! through the core's hand-off.
 //!
 //! **GIL.** Every wait runs detached from the interpreter (`Python::detach`),
-//! so other Python threads run while one thread sleeps.
+//! so other Python threads run while one thread sleeps. One GIL hand-over per
+//! sleep: the thread re-attaches once, before the deadline.
+//!
+//! **Hand-off.** A spin-finished wait ends the way the core's own calls end
+//! (`spec/sleep.md`, *Hand-off*): the core's sleep does everything but the
+//! last stretch, the thread re-attaches to the interpreter, and the very last
+//! step before returning to Python is [`keeptime::Handoff::finish`], the
+//! pause spin to the deadline, with the GIL held. So re-attaching happens
+//! before the deadline, not after it, and the spin's exit is the return.
+//!
+//! **Warm return.** After an OS wait the CPU's caches hold whatever ran
+//! meanwhile, and both re-attaching and the interpreter's way back to the
+//! caller miss in them. On a 2-vCPU Firecracker guest shared with a dozen
+//! busy processes, from the core's last reading to the GIL re-attached took
+//! 8 µs at the median after 10 ms sleeps (more than the core's 5 µs
+//! hand-off), and the way back from the final spin to the caller's next
+//! `time.monotonic_ns()` another 20 µs; with the warm-up below, 0 and 6 µs
+//! (`keeptime.sleep_until_ns` in a loop, readings on both sides). So the last stretch
+//! of a warm return is longer: the core's sleep hands off at `deadline −
+//! lead`; with the GIL held, one call of a tiny Python function
+//! (`keeptime._warm_up`, registered at import) pulls the interpreter's hot
+//! path back into the caches; then the final spin to the deadline. `lead`
+//! follows the observed cost of re-attaching plus that call per thread (a
+//! decaying maximum, 2–100 µs); the price is a spin of about half the lead
+//! per sleep, with the GIL held. In a crowd (more sleepers inside a sleep
+//! than CPUs, `System::crowded`) there is no warm-up: the GIL is what the
+//! crowd queues for, so it is held only for the core's own hand-off.
+//! Efficient mode has no final spin and no warm-up.
 //!
 //! **Ctrl-C.** The core calls the interrupt check whenever a signal
 //! interrupts the OS wait (EINTR) and every 10 ms of a long spin; the check
@@ -13,44 +41,22 @@
 //! runs handlers only on the main thread, so a main thread sleeping in
 //! `clock_nanosleep` always gets the EINTR it needs. A sleep on another
 //! thread is not interrupted, as with `time.sleep`.
-//!
-//! **Warm return.** After an OS wait the CPU's caches hold whatever ran
-//! meanwhile, and the interpreter's first bytecodes after the sleep returns
-//! miss in them: on a busy machine that costs 1–5 µs of lateness *after* a
-//! deadline the core met to within 0.1 µs. So a spin-finished wait ends in
-//! three steps: the core's wait until `deadline − lead`; one call of a tiny
-//! Python function with the GIL held (`keeptime._warm_up`, set at import),
-//! which pulls the interpreter's hot path back into the caches; then a
-//! detached finish: the core's last phase, a spin under a spin slot (else a
-//! spin that yields on every iteration). In a crowd (more sleepers inside a
-//! sleep than CPUs, `System::crowded`) there is no warm return: one core
-//! call, one GIL hand-over per sleep. `lead` follows the observed cost of that
-//! step per thread (a decaying maximum, 2–100 µs). The GIL is held only for
-//! the warm-up call itself (about 0.1 µs warm; measured up to ~50 µs after a
-//! 10 ms idle on the project VM, where a cold interpreter otherwise made
-//! 10 ms sleeps ~35 µs late at the median), never for waiting; the price is a
-//! spin of about half the lead per sleep (~0.7 % CPU at 10 ms there).
 
-use keeptime::{Interrupted, Mode, Sleeper, SleeperStats};
+use keeptime::{Handoff, Interrupted, Mode, System};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Shortest lead: covers the re-attach and a warm call on a quiet machine.
+/// Shortest lead: covers re-attaching and a warm call on a quiet machine.
 pub const MIN_LEAD_NS: u64 = 2_000;
 /// Longest lead: past this, warming would cost more CPU than it saves time.
-/// (20 µs was too short after 10 ms idles on the project VM: the warm-up
-/// call itself then took ~45 µs and the sleep returned ~30 µs late.)
 pub const MAX_LEAD_NS: u64 = 100_000;
 /// Lead of a thread's first sleeps.
 const INITIAL_WARM_COST_NS: u64 = 3_000;
 
 thread_local! {
-    /// The free functions' sleeper: one per thread, so each thread learns the
-    /// overshoot of its own waits and no thread waits for another's lock.
-    static THREAD_SLEEPER: RefCell<Sleeper> = RefCell::new(Sleeper::new());
     /// Decaying maximum of this thread's warm-up cost (re-attach + call), ns.
     static WARM_COST_NS: Cell<u64> = const { Cell::new(INITIAL_WARM_COST_NS) };
 }
@@ -61,9 +67,9 @@ static WARM_UP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// Whether waits end with the warm-up (on unless `_set_warm_up(None)`).
 static WARM_UP_ON: AtomicBool = AtomicBool::new(true);
 
-/// Registers the function called just before a spin-finished wait ends
-/// (once; later calls only switch it back on), or with None switches the
-/// warm return off (for measuring what it buys).
+/// Registers the function called with the GIL held just before the final
+/// spin of a warm return (once; later calls only switch it back on), or with
+/// None switches the warm-up off (for measuring what it buys).
 #[pyfunction]
 pub fn _set_warm_up(py: Python<'_>, function: Option<Py<PyAny>>) {
     match function {
@@ -75,7 +81,13 @@ pub fn _set_warm_up(py: Python<'_>, function: Option<Py<PyAny>>) {
     }
 }
 
-/// How long before the deadline this thread starts the warm-up.
+/// This thread's current warm-up lead, ns (for the bench and tests).
+#[pyfunction]
+pub fn _warm_up_lead_ns() -> u64 {
+    lead_ns()
+}
+
+/// How long before the deadline this thread's core sleep hands off.
 fn lead_ns() -> u64 {
     let cost = WARM_COST_NS.with(Cell::get);
     (cost + cost / 2 + 500).clamp(MIN_LEAD_NS, MAX_LEAD_NS)
@@ -90,12 +102,12 @@ fn observe_warm_cost(cost_ns: u64) {
     });
 }
 
-/// Runs `wait` (a core wait taking an interrupt check) with the GIL released.
-/// Returns what it returned, or the exception a signal handler raised.
-fn detached<T, F>(py: Python<'_>, wait: F) -> PyResult<T>
+/// Runs `wait` (a core wait up to its hand-off, taking an interrupt check)
+/// with the GIL released; returns with the GIL held again. Returns what the
+/// wait returned, or the exception a signal handler raised.
+fn detached<F>(py: Python<'_>, wait: F) -> PyResult<Handoff>
 where
-    T: Send,
-    F: Send + FnOnce(&mut dyn FnMut() -> bool) -> Result<T, Interrupted>,
+    F: Send + FnOnce(&mut dyn FnMut() -> bool) -> Result<Handoff, Interrupted>,
 {
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
@@ -114,117 +126,85 @@ where
     })
 }
 
-/// Sleeps until `deadline_ns` with `sleeper`, GIL released, returning the
-/// first clock reading after the wait; spin-finished modes end with the warm
-/// return described above. Never before the deadline except in
-/// [`Mode::Efficient`].
-pub fn sleep_until(py: Python<'_>, sleeper: &mut Sleeper, deadline_ns: u64) -> PyResult<u64> {
-    sleep_until_late(py, sleeper, deadline_ns, &mut false)
+/// Where a wait stands before its final spin, GIL held.
+#[derive(Clone, Copy, Debug)]
+pub struct Woken {
+    /// What is left: [`finish`] it as the last step before returning.
+    pub handoff: Handoff,
+    /// The core's own last reading (an OS wait's, when it woke past its
+    /// deadline): a sleep is late only if this is after the deadline.
+    pub core_now: u64,
+    /// The stretch the core did not sleep (the warm return's lead; 0
+    /// without a warm-up): spent spinning here, GIL held.
+    pub lead_ns: u64,
 }
 
-/// [`sleep_until`] for a sleep that had to wait (the deadline had not passed),
-/// adding what it spent to `stats` as spec/sleep.md counts one sleep: the
-/// core's own stats cannot, because the warm return makes one Python sleep
-/// up to two core calls, the first to `deadline_ns − lead`. So this counts
-/// one sleep; late only when the sleep ended after `deadline_ns` straight
-/// from an OS wait; and the OS waits, spin and CPU estimate of both calls.
-pub fn sleep_until_counted(
-    py: Python<'_>,
-    sleeper: &mut Sleeper,
-    deadline_ns: u64,
-    stats: &mut SleeperStats,
-) -> PyResult<u64> {
-    let before = sleeper.stats();
-    let mut late = false;
-    let result = sleep_until_late(py, sleeper, deadline_ns, &mut late);
-    let after = sleeper.stats();
-    stats.sleeps += 1;
-    stats.late += u64::from(late);
-    stats.os_waits += after.os_waits.wrapping_sub(before.os_waits);
-    stats.spin_ns = stats
-        .spin_ns
-        .saturating_add(after.spin_ns.wrapping_sub(before.spin_ns));
-    stats.cpu_estimate_ns = stats
-        .cpu_estimate_ns
-        .saturating_add(after.cpu_estimate_ns.wrapping_sub(before.cpu_estimate_ns));
-    result
-}
-
-/// Whether the core call just made counted a late sleep.
-fn counted_late(sleeper: &Sleeper, late_before: u64) -> bool {
-    sleeper.stats().late > late_before
-}
-
-/// [`sleep_until`], setting `late` when the sleep ended after `deadline_ns`
-/// straight from an OS wait (not after a spin or the warm-up call).
-fn sleep_until_late(
-    py: Python<'_>,
-    sleeper: &mut Sleeper,
-    deadline_ns: u64,
-    late: &mut bool,
-) -> PyResult<u64> {
-    let warm_up = match (sleeper.mode(), WARM_UP.get(py)) {
-        (Mode::Efficient, _) | (_, None) => None,
+/// Sleeps until `deadline_ns` with `wait` (the core's sleep up to its
+/// hand-off, for a deadline it is given) with the GIL released, then
+/// re-attaches and, for a warm return, runs the warm-up. `mode` is the
+/// sleeper's. The caller finishes with [`finish`] as its last step.
+pub fn sleep_to_handoff<F>(py: Python<'_>, mode: Mode, deadline_ns: u64, wait: F) -> PyResult<Woken>
+where
+    F: Send + FnOnce(u64, &mut dyn FnMut() -> bool) -> Result<Handoff, Interrupted>,
+{
+    let warm_up = match mode {
+        Mode::Efficient => None,
         _ if !WARM_UP_ON.load(Ordering::Relaxed) => None,
-        // In a crowd (more sleepers than CPUs) the warm return's second core
-        // call costs a second GIL hand-over per sleep, and the GIL is what
-        // the crowd queues for: one core call, as the crowd rule plans it.
-        (Mode::Exact, _) if keeptime::System::crowded() => None,
-        (_, Some(f)) => Some(f),
+        // In a crowd the GIL is what the sleepers queue for: held only for
+        // the core's own hand-off, not for a warm-up and its lead.
+        Mode::Exact if System::crowded() => None,
+        _ => WARM_UP.get(py),
     };
-    let late_before = sleeper.stats().late;
     let Some(warm_up) = warm_up else {
-        let woke = detached(py, |keep_going| {
-            sleeper.sleep_until_ns_interruptible(deadline_ns, keep_going)
-        })?;
-        *late = counted_late(sleeper, late_before);
-        return Ok(woke);
+        let handoff = detached(py, |keep_going| wait(deadline_ns, keep_going))?;
+        return Ok(Woken {
+            handoff,
+            core_now: handoff.now,
+            lead_ns: 0,
+        });
     };
     let early = deadline_ns.saturating_sub(lead_ns());
-    let woke = detached(py, |keep_going| {
-        sleeper.sleep_until_ns_interruptible(early, keep_going)
-    })?;
-    if woke >= deadline_ns {
-        // The core counted it late against `early`: late against the deadline
-        // too if it woke after it from an OS wait.
-        *late = woke > deadline_ns && counted_late(sleeper, late_before);
-        return Ok(woke);
+    let handoff = detached(py, |keep_going| wait(early, keep_going))?;
+    let core_now = handoff.now;
+    if core_now >= deadline_ns {
+        return Ok(Woken {
+            handoff: Handoff::done(core_now),
+            core_now,
+            lead_ns: 0,
+        });
     }
     warm_up.call0(py)?;
     let warmed = keeptime::os::monotonic_ns();
-    observe_warm_cost(warmed.saturating_sub(woke));
-    if warmed >= deadline_ns {
-        return Ok(warmed);
-    }
-    // At most MAX_LEAD_NS to go: the core's last phase (a spin under a
-    // process-wide spin slot, else a spin yielding per iteration), so the warm
-    // return keeps the spin-slot rule (pausing spinners stay below the CPUs).
-    let late_before = sleeper.stats().late;
-    let woke = detached(py, |keep_going| {
-        sleeper.finish_until_ns_interruptible(deadline_ns, keep_going)
-    })?;
-    *late = counted_late(sleeper, late_before);
-    Ok(woke)
+    observe_warm_cost(warmed.saturating_sub(core_now));
+    Ok(Woken {
+        handoff: Handoff {
+            now: warmed,
+            until: deadline_ns,
+        },
+        core_now,
+        lead_ns: deadline_ns - early,
+    })
 }
 
-/// This thread's current warm-up lead, ns (for the bench and tests).
-#[pyfunction]
-pub fn _warm_up_lead_ns() -> u64 {
-    lead_ns()
+/// The final spin of a wait, GIL held: returns the first clock reading at or
+/// after the hand-off's deadline (its `now` when nothing is left to spin).
+#[inline(always)]
+pub fn finish(handoff: Handoff) -> u64 {
+    handoff.finish(&System::default())
 }
 
-/// Sleeps until `deadline_ns` with this thread's sleeper (see [`sleep_until`]).
-/// A past deadline returns at once without releasing the GIL (one clock read:
-/// what makes `sleep(0)` cheap).
+/// Sleeps until `deadline_ns` with the core's thread sleeper (the one
+/// `keeptime::sleep` uses on this thread) and returns the first clock reading
+/// after the wait: never before the deadline. A past deadline returns at once
+/// without releasing the GIL (one clock read: what makes `sleep(0)` cheap).
+#[inline]
 pub fn sleep_until_on_thread(py: Python<'_>, deadline_ns: u64) -> PyResult<u64> {
     let now = keeptime::os::monotonic_ns();
     if now >= deadline_ns {
         return Ok(now);
     }
-    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut sleeper) => sleep_until(py, &mut sleeper, deadline_ns),
-        // A signal handler that sleeps, run from inside this thread's own
-        // sleep: use a fresh sleeper rather than fail.
-        Err(_) => sleep_until(py, &mut Sleeper::new(), deadline_ns),
-    })
+    let woken = sleep_to_handoff(py, Mode::Exact, deadline_ns, |deadline, keep_going| {
+        keeptime::sleep_to_handoff(deadline, keep_going)
+    })?;
+    Ok(finish(woken.handoff))
 }

@@ -52,10 +52,17 @@ def test_document_contents(doc):
             assert slack == 1
 
 
+#: The rows that run a sleeper of their own (the free function's is the core's
+#: thread sleeper, the ticker's is inside the ticker).
+SLEEPER_ROWS = {"keeptime", "keeptime-efficient", "keeptime-spin", "keeptime-rust"}
+#: The rows whose wait returns its own reading.
+RETURN_ROWS = SLEEPER_ROWS | {"keeptime-ticker"}
+
+
 def test_keeptime_rows_carry_their_sleepers_stats(doc):
     for c in doc["results"]:
         st = c.get("sleeper")
-        if not c["method"].startswith("keeptime"):
+        if c["method"] not in SLEEPER_ROWS:
             assert st is None, c["method"]
             continue
         assert st["tail_target_ppm"] == 10_000
@@ -67,6 +74,28 @@ def test_keeptime_rows_carry_their_sleepers_stats(doc):
     text = _bench.render(doc)
     header = [line.split() for line in text.splitlines() if line.strip().startswith("sleeper stats")]
     assert header and header[0] == ["sleeper", "stats", "target", "late", "OS", "waits/sleep", "CPU", "est.", "CPU"]
+
+
+def test_rows_whose_wait_returns_a_reading_carry_the_return_figures(doc):
+    for c in doc["results"]:
+        if c["method"] in RETURN_ROWS:
+            # The caller reads the clock after the wait returned its reading.
+            assert 0 <= c["return_p50_ns"] <= c["return_p90_ns"], c["method"]
+        else:
+            assert "return_p50_ns" not in c and "return_p90_ns" not in c, c["method"]
+
+
+def test_targets_name_each_target_cell_met_or_missed():
+    cells = [
+        {"method": "keeptime-sleep", "duration_ns": 1_000_000, "p50_ns": 1_000, "early": 0},
+        {"method": "keeptime-ticker", "duration_ns": 250_000, "p50_ns": 1_001, "early": 0},
+        {"method": "keeptime-sleep", "duration_ns": 2_500_000, "p50_ns": 300, "early": 1},
+        {"method": "keeptime-sleep", "duration_ns": 20_000, "p50_ns": 300, "early": 0},  # no target there
+        {"method": "time-sleep", "duration_ns": 1_000_000, "p50_ns": 60_000, "early": 0},  # nor for it
+    ]
+    lines = _bench.targets({"results": cells})
+    assert [line.split()[0] for line in lines] == ["keeptime-sleep", "keeptime-ticker", "keeptime-sleep"]
+    assert [line.split()[-1] for line in lines] == ["met", "MISSED", "MISSED"]
 
 
 def test_the_tail_target_reaches_the_keeptime_rows():
@@ -82,11 +111,13 @@ def test_the_tail_target_reaches_the_keeptime_rows():
 def test_tables_have_the_cli_columns(doc):
     text = _bench.render(doc)
     header = next(line for line in text.splitlines() if line.strip().startswith("method"))
-    assert header.split() == ["method", "p50", "p90", "p99", "p99.9", "max", "mean", "±", "σ", "early", "CPU", "samples"]
+    assert header.split() == [
+        "method", "p50", "p90", "p99", "p99.9", "max", "mean", "±", "σ", "early", "CPU", "samples", "return", "p50/p90"
+    ]
     assert "wait 20 µs" in text and "wait 300 µs" in text
     assert "keeptime: p99" in text
     md = _bench.markdown(doc)
-    assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples |" in md
+    assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples | return p50/p90 |" in md
     assert md.count("| sleeper stats | target | late | OS waits/sleep | CPU est. | CPU |") == 2
 
 

@@ -9,8 +9,33 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+
+#: Clock ticks of CPU the child's main thread must use in a spin before it
+#: counts as inside the wait (what precedes the wait takes far less).
+SPIN_TICKS = 5
+
+
+def _cpu_ticks_and_state(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12]), fields[0]  # utime + stime, state
+
+
+def _wait_until_inside_the_wait(child, spins):
+    """Until the child is inside its wait, as the kernel sees it: blocked in
+    the OS wait (state S) or, for a spin, using CPU, not on a guess of how
+    long it takes to get there."""
+    start, _ = _cpu_ticks_and_state(child.pid)
+    give_up = time.monotonic() + 20
+    while time.monotonic() < give_up:
+        assert child.poll() is None, child.communicate()
+        ticks, state = _cpu_ticks_and_state(child.pid)
+        if (ticks - start >= SPIN_TICKS) if spins else state == "S":
+            return
+        time.sleep(0.001)  # polling /proc, not synchronising
+    pytest.fail("the child never entered its wait")
 
 WAITS = {
     "sleep": "keeptime.sleep(30)",
@@ -46,7 +71,7 @@ def test_sigint_raises_keyboard_interrupt(name):
     )
     try:
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.2)  # let it enter the wait
+        _wait_until_inside_the_wait(child, spins=name == "spin")
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=20)
     finally:
@@ -66,7 +91,7 @@ def test_uncaught_sigint_ends_the_program_like_time_sleep():
     )
     try:
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.2)
+        _wait_until_inside_the_wait(child, spins=False)
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=20)
     finally:

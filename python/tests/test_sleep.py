@@ -96,19 +96,54 @@ def test_sleep_returns_none_like_time_sleep():
     assert keeptime.Sleeper().sleep(0) is None
 
 
-def test_warm_return_can_be_switched_off_and_never_ends_early_either_way():
+def test_the_warm_up_runs_before_the_final_spin_only_where_it_belongs():
     from keeptime import _keeptime
 
+    calls = []
+    read = time.monotonic_ns
+
+    def counting_read():
+        calls.append(read())
+        return calls[-1]
+
+    defaults = keeptime._warm_up.__defaults__
+    keeptime._warm_up.__defaults__ = (counting_read, defaults[1])
     try:
-        for warm in (None, keeptime._warm_up):
-            _keeptime._set_warm_up(warm)
-            for ns in (20_000, 300_000, 2_000_000):
-                deadline = time.monotonic_ns() + ns
-                assert keeptime.sleep_until_ns(deadline) >= deadline
-                assert time.monotonic_ns() >= deadline
+        spin = keeptime.Sleeper("spin")
+        for _ in range(20):
+            deadline = time.monotonic_ns() + 300_000
+            spin.sleep_until_ns(deadline)
+            assert time.monotonic_ns() >= deadline
+        assert 1 <= len(calls) <= 20  # at most once per sleep, before its final spin
+        calls.clear()
+        efficient = keeptime.Sleeper("efficient")  # no final spin, no warm-up
+        for _ in range(5):
+            efficient.sleep(0.0003)
+        assert calls == []
+        _keeptime._set_warm_up(None)  # switched off: the core's own hand-off only
+        for _ in range(5):
+            deadline = time.monotonic_ns() + 300_000
+            spin.sleep_until_ns(deadline)
+            assert time.monotonic_ns() >= deadline
+        assert calls == []
     finally:
+        keeptime._warm_up.__defaults__ = defaults
         _keeptime._set_warm_up(keeptime._warm_up)
-    assert 2_000 <= _keeptime._warm_up_lead_ns() <= 100_000
+
+
+def test_a_sleeper_counts_one_sleep_per_call_that_waited():
+    s = keeptime.Sleeper()
+    for ns in (300_000, 2_000_000, 10_000_000):
+        deadline = time.monotonic_ns() + ns
+        s.sleep_until_ns(deadline)
+        assert time.monotonic_ns() >= deadline
+    s.sleep_until_ns(0)  # a past deadline is no sleep
+    st = s.stats()
+    # One count per call at most (a call preempted past its deadline before
+    # the core looked is no sleep), never one per core call inside it.
+    assert 1 <= st.sleeps <= 3
+    assert st.late <= st.sleeps
+    assert st.cpu_estimate_ns >= st.spin_ns
 
 
 def test_min_spin_is_a_sleeper_knob_and_never_early() -> None:

@@ -50,7 +50,8 @@ def test_gil_is_released_while_sleeping():
     t = threading.Thread(target=counter)
     t.start()
     try:
-        time.sleep(0.01)  # let it start
+        while count == 0:  # the counter runs (the GIL switches every 5 ms)
+            pass
         before = count
         keeptime.sleep(0.2)
         assert count > before
@@ -122,16 +123,30 @@ def test_sleeper_and_ticker_can_move_between_threads():
     s = keeptime.Sleeper()
     ticker = keeptime.Ticker(0.001)
     ticks = []
+    early = []
 
     def use():
-        s.sleep(0.001)
-        ticks.append(ticker.tick())
+        deadline = time.monotonic_ns() + 50_000_000  # no preemption outlasts 50 ms between two reads
+        s.sleep_until_ns(deadline)
+        if time.monotonic_ns() < deadline:
+            early.append(deadline)
+        tick = ticker.tick()
+        if time.monotonic_ns() < tick.scheduled_ns:
+            early.append(tick.scheduled_ns)
+        ticks.append(tick)
 
     for _ in range(3):
         t = threading.Thread(target=use)
         t.start()
         t.join()
+    assert not early
+    # One sleeper: what it spent in three threads is in one account.
+    assert s.stats().sleeps == 3
+    # One schedule: slots in order, each due a whole number of periods after the first.
     indices = [t.index for t in ticks]
-    assert indices[0] >= 1 and indices == sorted(set(indices))  # one schedule, slots in order
+    assert indices[0] >= 1 and indices == sorted(set(indices))
+    for t in ticks:
+        assert t.scheduled_ns - ticks[0].scheduled_ns == (t.index - ticks[0].index) * 1_000_000
     assert ticker.stats.ticks == 3
     assert ticker.stats.skipped == indices[-1] - 3
+    assert ticker.next_index == indices[-1] + 1

@@ -22,7 +22,9 @@ def test_ticks_follow_the_absolute_schedule():
     stats = ticker.stats
     assert stats.ticks == 20
     assert stats.skipped == sum(t.skipped for t in ticks)
-    assert stats.worst_lateness_ns == max(t.lateness_ns for t in ticks)
+    # Recorded at the hand-off (spec/ticker.md): a wait that ends in a spin counts
+    # as on time there, so the worst recorded lateness is at most the ticks'.
+    assert stats.worst_lateness_ns <= max(t.lateness_ns for t in ticks)
 
 
 def test_tick_is_never_early():

@@ -5,7 +5,7 @@ use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{
     free, give, guard, guard_value, handle, handle_ref, require, write_out, Status,
 };
-use keeptime_core::{Interrupted, Mode, Sleeper, SleeperStats, TailTarget};
+use keeptime_core::{Handoff, Interrupted, Mode, Sleeper, SleeperStats, System, TailTarget};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::time::Duration;
@@ -105,6 +105,43 @@ pub(crate) unsafe fn with_keep_going<R>(
     wait(&mut check)
 }
 
+/// A wait in two pieces (`spec/sleep.md`, *Hand-off*): `wait` runs inside
+/// [`guard`] (its status; a panic is `KT_EPANIC`) up to the core's hand-off,
+/// all bookkeeping done; the final spin then runs here, outside it, so the
+/// spin's exit is the call's return but for storing the reading it returns
+/// (`None` when `wait` failed). `wait` sets `*status` to `KT_EINTR` (or
+/// another code) for a wait that ended early but still has a reading.
+#[inline(always)]
+fn wait_then_finish(
+    wait: impl FnOnce(&mut Result<(), Status>) -> Result<Handoff, Status>,
+) -> (c_int, Option<u64>) {
+    let mut handoff = None;
+    let code = guard(|| {
+        let mut status = Ok(());
+        handoff = Some(wait(&mut status)?);
+        status
+    });
+    (code, handoff.map(|h| h.finish(&System::default())))
+}
+
+/// Writes `woke` through `woke_ns` unless either is absent.
+///
+/// # Safety
+/// `woke_ns` is NULL or valid for a write.
+#[inline(always)]
+unsafe fn store(woke_ns: *mut u64, woke: Option<u64>) {
+    if let (Some(woke), false) = (woke, woke_ns.is_null()) {
+        // SAFETY: non-NULL and valid by the caller's contract.
+        unsafe { woke_ns.write(woke) };
+    }
+}
+
+/// The thread's own sleeper (the core's) up to the hand-off.
+fn thread_sleep_to_handoff(deadline_ns: u64) -> Handoff {
+    keeptime_core::sleep_to_handoff(deadline_ns, &mut || true)
+        .unwrap_or_else(|Interrupted { at_ns }| Handoff::done(at_ns)) // never: the check never stops
+}
+
 /// Nanoseconds on the monotonic clock: `CLOCK_MONOTONIC` on Linux, the clock
 /// every keeptime deadline is measured on.
 ///
@@ -127,10 +164,12 @@ pub extern "C" fn kt_now_ns() -> u64 {
 /// one or two OS waits, at the default tail target (1 % of sleeps late).
 #[no_mangle]
 pub extern "C" fn kt_sleep_ns(duration_ns: i64) -> c_int {
-    guard(|| {
-        keeptime_core::sleep(duration_from_c(duration_ns)?);
-        Ok(())
+    wait_then_finish(|_| {
+        let ns = u64::try_from(duration_ns).map_err(|_| KT_EINVAL)?;
+        let deadline = keeptime_core::os::monotonic_ns().saturating_add(ns);
+        Ok(thread_sleep_to_handoff(deadline))
     })
+    .0
 }
 
 /// Sleeps until `deadline_ns` on the monotonic clock (see `kt_now_ns`),
@@ -145,10 +184,7 @@ pub extern "C" fn kt_sleep_ns(duration_ns: i64) -> c_int {
 /// ```
 #[no_mangle]
 pub extern "C" fn kt_sleep_until_ns(deadline_ns: u64) -> c_int {
-    guard(|| {
-        keeptime_core::sleep_until_monotonic_ns(deadline_ns);
-        Ok(())
-    })
+    wait_then_finish(|_| Ok(thread_sleep_to_handoff(deadline_ns))).0
 }
 
 /// A new sleeper in `mode` (`KT_MODE_EXACT`, `KT_MODE_EFFICIENT` or
@@ -204,12 +240,14 @@ pub unsafe extern "C" fn kt_sleeper_create(
 /// `sleeper` is NULL or a live sleeper not in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn kt_sleeper_sleep_ns(sleeper: *mut kt_sleeper, duration_ns: i64) -> c_int {
-    guard(|| {
+    wait_then_finish(|_| {
         // SAFETY: the caller's contract.
         let s = unsafe { handle(sleeper) }?;
-        s.inner.sleep(duration_from_c(duration_ns)?);
-        Ok(())
+        let ns = u64::try_from(duration_ns).map_err(|_| KT_EINVAL)?;
+        let deadline = keeptime_core::os::monotonic_ns().saturating_add(ns);
+        Ok(s.inner.sleep_to_handoff(deadline))
     })
+    .0
 }
 
 /// Sleeps until `deadline_ns` on the monotonic clock with this sleeper. If
@@ -227,16 +265,14 @@ pub unsafe extern "C" fn kt_sleeper_sleep_until_ns(
     deadline_ns: u64,
     woke_ns: *mut u64,
 ) -> c_int {
-    guard(|| {
+    let (code, woke) = wait_then_finish(|_| {
         // SAFETY: the caller's contract.
         let s = unsafe { handle(sleeper) }?;
-        let woke = s.inner.sleep_until_ns(deadline_ns);
-        if !woke_ns.is_null() {
-            // SAFETY: non-NULL and valid by the caller's contract.
-            unsafe { woke_ns.write(woke) };
-        }
-        Ok(())
-    })
+        Ok(s.inner.sleep_to_handoff(deadline_ns))
+    });
+    // SAFETY: the caller's contract.
+    unsafe { store(woke_ns, woke) };
+    code
 }
 
 /// `kt_sleeper_sleep_until_ns` that can be given up: `keep_going(ctx)` is
@@ -259,25 +295,23 @@ pub unsafe extern "C" fn kt_sleeper_sleep_until_ns_interruptible(
     ctx: *mut c_void,
     woke_ns: *mut u64,
 ) -> c_int {
-    guard(|| {
+    let (code, woke) = wait_then_finish(|status| {
         // SAFETY: the caller's contract.
         let s = unsafe { handle(sleeper) }?;
         // SAFETY: the caller's contract.
         let result = unsafe {
             with_keep_going(keep_going, ctx, |check| {
-                s.inner.sleep_until_ns_interruptible(deadline_ns, check)
+                s.inner.sleep_until_ns_to_handoff(deadline_ns, check)
             })
         };
-        let (woke, status) = match result {
-            Ok(woke) => (woke, Ok(())),
-            Err(Interrupted { at_ns }) => (at_ns, Err(KT_EINTR)),
-        };
-        if !woke_ns.is_null() {
-            // SAFETY: non-NULL and valid by the caller's contract.
-            unsafe { woke_ns.write(woke) };
-        }
-        status
-    })
+        Ok(result.unwrap_or_else(|Interrupted { at_ns }| {
+            *status = Err(KT_EINTR);
+            Handoff::done(at_ns)
+        }))
+    });
+    // SAFETY: the caller's contract.
+    unsafe { store(woke_ns, woke) };
+    code
 }
 
 /// Stores this sleeper's mode (`KT_MODE_*`) in `*mode`.
