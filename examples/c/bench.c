@@ -72,30 +72,30 @@ enum method {
 };
 
 static const struct {
-    const char *name, *description, *seed;
+    const char *name, *description, *family;
     int may_return_early;
 } methods[N_METHODS] = {
     {"sleep-default-slack", "nanosleep(d) with the thread's default timer slack",
-     "001", 0},
+     "OS sleep", 0},
     {"compensated",
      "nanosleep(d - TN), TN the mean overshoot of the warm-up's plain nanosleeps, default slack; "
      "may return early",
-     "001", 1},
+     "compensated sleep", 1},
     {"keeptime",
      "kt_sleeper in KT_MODE_EXACT (kt_sleep_ns's algorithm, with the sleeper's stats): the cheapest plan of "
      "OS waits then a spin that meets the tail target; never early",
-     NULL, 0},
+     "keeptime", 0},
     {"keeptime-sleep",
      "kt_sleep_until_ns(start + d): the thread's own sleeper (KT_MODE_EXACT, default tail target); never early",
-     NULL, 0},
+     "keeptime", 0},
     {"keeptime-ticker",
      "kt_ticker_wait on a kt_ticker of period d (KT_MISSED_SKIP, KT_MODE_EXACT, default tail target): "
      "error = reading after the call - the tick's scheduled_ns; never early",
-     NULL, 0},
+     "keeptime", 0},
     {"keeptime-efficient",
      "kt_sleeper in KT_MODE_EFFICIENT: one OS wait shortened by the learned median overshoot; may return early",
-     NULL, 1},
-    {"spin-pause", "spin on CLOCK_MONOTONIC with the CPU's pause hint: the pure-spin accuracy baseline", "000",
+     "keeptime", 1},
+    {"spin-pause", "spin on CLOCK_MONOTONIC with the CPU's pause hint: the pure-spin accuracy baseline", "spin with pause",
      0},
 };
 
@@ -570,7 +570,7 @@ int main(int argc, char **argv) {
             perror(json_path);
             return 1;
         }
-        fprintf(f, "{\n  \"format\": \"keeptime-bench\",\n  \"version\": 1,\n  \"created\": \"%s\",\n", created);
+        fprintf(f, "{\n  \"format\": \"keeptime-bench\",\n  \"version\": 2,\n  \"created\": \"%s\",\n", created);
         fprintf(f, "  \"tool\": {\"name\": \"keeptime-c-bench\", \"version\": \"%s\"},\n", kt_version());
 #if defined(__clang__)
         fprintf(f, "  \"runtime\": {\"language\": \"c\", \"name\": \"clang\", \"version\": \"%d.%d.%d\"},\n",
@@ -607,8 +607,8 @@ int main(int argc, char **argv) {
         for (i = 0; i < N_METHODS; i++) {
             fprintf(f, "    {\"name\": \"%s\", \"description\": ", methods[i].name);
             json_str(f, methods[i].description);
-            fprintf(f, ", \"seed\": ");
-            json_str(f, methods[i].seed);
+            fprintf(f, ", \"family\": ");
+            json_str(f, methods[i].family);
             fprintf(f, ", \"may_return_early\": %s}%s\n", methods[i].may_return_early ? "true" : "false",
                     i + 1 < N_METHODS ? "," : "");
         }

@@ -49,7 +49,9 @@ from keeptime._keeptime import (
 from keeptime._clocks import (
     ClockInfo,
     ClockReport,
+    DeviceAccess,
     Finding,
+    IdleLatency,
     IdleState,
     MachineInfo,
     TscInfo,
@@ -83,8 +85,10 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "ClockInfo",
     "ClockReport",
+    "DeviceAccess",
     "Finding",
     "IdleHintStatus",
+    "IdleLatency",
     "IdleState",
     "MachineInfo",
     "Schedule",

@@ -4,7 +4,9 @@ from keeptime import asyncio as asyncio
 from keeptime._clocks import (
     ClockInfo as ClockInfo,
     ClockReport as ClockReport,
+    DeviceAccess as DeviceAccess,
     Finding as Finding,
+    IdleLatency as IdleLatency,
     IdleState as IdleState,
     MachineInfo as MachineInfo,
     TscInfo as TscInfo,
@@ -31,8 +33,10 @@ from keeptime._keeptime import (
 __all__ = [
     "ClockInfo",
     "ClockReport",
+    "DeviceAccess",
     "Finding",
     "IdleHintStatus",
+    "IdleLatency",
     "IdleState",
     "MachineInfo",
     "Schedule",

@@ -66,7 +66,7 @@ class Method:
 
     name: str
     description: str
-    seed: Optional[str]
+    family: str  # spec/bench-result.md's families
     may_return_early: bool
     default_slack: bool  # runs with the thread's start-up timer slack (else 1 ns)
 
@@ -76,7 +76,7 @@ METHODS = (
         "time-sleep",
         "time.sleep(d): CPython's clock_nanosleep (absolute since 3.11) with the thread's default "
         "timer slack, the GIL released",
-        "000, 003",
+        "OS sleep",
         False,
         True,
     ),
@@ -84,7 +84,7 @@ METHODS = (
         "busy-loop",
         "while (woke := time.perf_counter_ns()) < deadline: pass — a Python busy loop; "
         "a whole core, and the GIL",
-        "000",
+        "busy loop",
         False,
         False,
     ),
@@ -93,7 +93,7 @@ METHODS = (
         "keeptime.Sleeper(tail_target=T).sleep_until_ns(deadline) (mode exact, with the sleeper's "
         "stats): the cheapest plan of OS waits then a spin that meets the tail target, GIL released "
         "up to the core's hand-off; never early",
-        None,
+        "keeptime",
         False,
         False,
     ),
@@ -101,7 +101,7 @@ METHODS = (
         "keeptime-sleep",
         "keeptime.sleep(d): the free function on the core's thread sleeper (mode exact, default "
         "tail target); never early",
-        None,
+        "keeptime",
         False,
         False,
     ),
@@ -109,7 +109,7 @@ METHODS = (
         "keeptime-ticker",
         "for tick in keeptime.Ticker(d, tail_target=T): error = reading after the tick − "
         "tick.scheduled_ns; never early",
-        None,
+        "keeptime",
         False,
         False,
     ),
@@ -117,7 +117,7 @@ METHODS = (
         "keeptime-efficient",
         "keeptime.Sleeper(mode='efficient').sleep_until_ns(deadline): one OS wait shortened by the "
         "learned median overshoot; may return early",
-        None,
+        "keeptime",
         True,
         False,
     ),
@@ -125,7 +125,7 @@ METHODS = (
         "keeptime-spin",
         "keeptime.Sleeper(mode='spin').sleep_until_ns(deadline): pure spin with pause (after 50 µs "
         "yielding while the deadline is more than 20 µs away), GIL released up to the hand-off",
-        None,
+        "keeptime",
         False,
         False,
     ),
@@ -133,7 +133,7 @@ METHODS = (
         "keeptime-rust",
         "keeptime Mode exact driven from a Rust loop, no Python between waits: the core's own figure, "
         "for comparison",
-        None,
+        "keeptime",
         False,
         False,
     ),
@@ -433,7 +433,7 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
 
     return {
         "format": "keeptime-bench",
-        "version": 1,
+        "version": 2,
         "created": created,
         "tool": {"name": "keeptime-python", "version": keeptime.__version__},
         "runtime": {
@@ -457,7 +457,7 @@ def run(config: Config, progress: Optional[TextIO] = None) -> Dict[str, Any]:
             {
                 "name": m.name,
                 "description": m.description,
-                "seed": m.seed,
+                "family": m.family,
                 "may_return_early": m.may_return_early,
             }
             for m in METHODS

@@ -188,6 +188,49 @@ class MachineInfo(_Plain):
 
 
 @dataclass(frozen=True)
+class DeviceAccess(_Plain):
+    """The PM QoS device's permission bits and owner."""
+
+    mode: int
+    """Permission bits (0o600 for the usual root-only device)."""
+    uid: int
+    """Owner uid."""
+    gid: int
+    """Group gid."""
+
+
+@dataclass(frozen=True)
+class IdleLatency(_Plain):
+    """The cpuidle driver, the PM QoS CPU latency in force, and whether this process may hold a request."""
+
+    driver: Optional[str]
+    """The cpuidle driver ("none", "haltpoll", "intel_idle", "acpi_idle", …)."""
+    governor: Optional[str]
+    """The cpuidle governor ("menu", "teo", "haltpoll", …)."""
+    in_force_us: Optional[int]
+    """The CPU latency constraint in force system-wide, µs (2 000 000 000 = unconstrained); None if unreadable."""
+    read_error: Optional[str]
+    """Why in_force_us could not be read."""
+    may_request: bool
+    """Whether this process may open /dev/cpu_dma_latency for writing (hold the idle hint)."""
+    request_refused: Optional[str]
+    """Why not, when it may not."""
+    device: Optional[DeviceAccess]
+    """The device's mode and owner, when it exists."""
+    euid: Optional[int]
+    """This process's effective uid."""
+    groups: Tuple[int, ...]
+    """This process's effective gid and supplementary groups."""
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> IdleLatency:
+        d = dict(d)
+        d["device"] = DeviceAccess(**d["device"]) if d["device"] is not None else None
+        d["groups"] = tuple(d["groups"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
 class Finding(_Plain):
     """One observation about the machine, in plain words."""
 
@@ -210,13 +253,15 @@ class ClockReport(_Plain):
     >>> report.clock("monotonic").name
     'MONOTONIC'
     >>> sorted(report.to_dict())
-    ['clocks', 'findings', 'machine']
+    ['clocks', 'findings', 'idle_latency', 'machine']
     """
 
     clocks: Tuple[ClockInfo, ...]
     """One entry per clock, in the core's fixed order (MONOTONIC first)."""
     machine: MachineInfo
     """The machine: kernel, CPU, clocksource, timers, idle states."""
+    idle_latency: Optional[IdleLatency]
+    """The idle-latency state (spec/clocks.md); None in a report made from parts."""
     findings: Tuple[Finding, ...]
     """What the numbers mean for precise waiting, warnings first."""
 
@@ -234,6 +279,9 @@ class ClockReport(_Plain):
         return cls(
             clocks=tuple(ClockInfo._from_dict(c) for c in d["clocks"]),
             machine=MachineInfo._from_dict(d["machine"]),
+            idle_latency=(
+                IdleLatency._from_dict(d["idle_latency"]) if d.get("idle_latency") is not None else None
+            ),
             findings=tuple(Finding(**f) for f in d["findings"]),
         )
 

@@ -13,7 +13,7 @@ _Seconds: TypeAlias = Union[float, SupportsIndex]
 _TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
 """A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_clock_findings_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state']
 
 __version__: str
 TAIL_RELAXED: float
@@ -298,6 +298,7 @@ class Ticker:
 # Private helpers of the package (bench, clocks, warm return).
 def _set_idle_hint_device(path: Optional[str]) -> None:
     """For tests only: later idle-hint requests of this process go to ``path`` (None: the real device)."""
+def _clock_findings_json(parts_json: str) -> str: ...
 def _clocks_json(
     reads_per_batch: Optional[int] = None,
     batches: Optional[int] = None,

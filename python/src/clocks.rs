@@ -36,3 +36,23 @@ pub fn _clocks_json(
     let report = py.detach(|| keeptime::clocks::inspect_with(&opts));
     serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
+
+/// The findings the core makes from a report's parts (`spec/clocks.md`):
+/// `parts_json` is `{"clocks": [...], "machine": {...}, "idle_latency": {...} | null}`
+/// in the report's JSON shape; the result is the findings' JSON list.
+#[pyfunction]
+pub fn _clock_findings_json(parts_json: &str) -> PyResult<String> {
+    let bad = |e: serde_json::Error| {
+        pyo3::exceptions::PyValueError::new_err(format!("report parts: {e}"))
+    };
+    let mut parts: serde_json::Value = serde_json::from_str(parts_json).map_err(bad)?;
+    let mut take = |key: &str| parts.get_mut(key).map(serde_json::Value::take);
+    let clocks: Vec<keeptime::clocks::ClockInfo> =
+        serde_json::from_value(take("clocks").unwrap_or_default()).map_err(bad)?;
+    let machine: keeptime::clocks::MachineInfo =
+        serde_json::from_value(take("machine").unwrap_or_default()).map_err(bad)?;
+    let idle: Option<keeptime::clocks::IdleLatency> =
+        serde_json::from_value(take("idle_latency").unwrap_or_default()).map_err(bad)?;
+    let findings = keeptime::clocks::findings(&clocks, &machine, idle.as_ref());
+    serde_json::to_string(&findings).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}

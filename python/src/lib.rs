@@ -31,6 +31,7 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wait::_set_warm_up, m)?)?;
     m.add_function(wrap_pyfunction!(wait::_warm_up_lead_ns, m)?)?;
     m.add_function(wrap_pyfunction!(clocks::_clocks_json, m)?)?;
+    m.add_function(wrap_pyfunction!(clocks::_clock_findings_json, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_timer_slack_ns, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_set_timer_slack_ns, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_measure_core, m)?)?;

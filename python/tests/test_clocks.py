@@ -58,3 +58,36 @@ def test_bad_options():
         keeptime.clocks(time_limit_per_clock=-1)
     with pytest.raises(TypeError):
         keeptime.clocks(batches="3")
+
+
+def _spec_dir():
+    import pathlib
+
+    return pathlib.Path(__file__).resolve().parents[2] / "spec"
+
+
+def test_findings_follow_the_spec_vectors():
+    # spec/vectors/clocks.json: the report's parts in, the findings every
+    # runtime makes out (severity and code, in order).
+    vectors = json.loads((_spec_dir() / "vectors" / "clocks.json").read_text())
+    assert vectors["version"] == 1 and len(vectors["cases"]) >= 15
+    for case in vectors["cases"]:
+        parts = {k: case.get(k) for k in ("clocks", "machine", "idle_latency")}
+        made = json.loads(_keeptime._clock_findings_json(json.dumps(parts)))
+        assert [{"severity": f["severity"], "code": f["code"]} for f in made] == case["findings"], case["name"]
+        assert all(f["message"] for f in made)
+
+
+def test_bad_report_parts_are_a_value_error():
+    with pytest.raises(ValueError, match="report parts"):
+        _keeptime._clock_findings_json('{"clocks": 3, "machine": {}}')
+    with pytest.raises(ValueError, match="report parts"):
+        _keeptime._clock_findings_json("not json")
+
+
+def test_the_report_follows_the_schema(report):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((_spec_dir() / "clocks.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(json.loads(report.to_json()))
+    assert report.idle_latency is not None
+    assert isinstance(report.idle_latency.may_request, bool)

@@ -45,7 +45,7 @@ def main():
         validator = jsonschema.Draft202012Validator(schema)
         problems += [f"schema: {e.json_path}: {e.message}" for e in validator.iter_errors(doc)]
 
-    assert doc["format"] == "keeptime-bench" and doc["version"] == 1
+    assert doc["format"] == "keeptime-bench" and doc["version"] == 2
     assert doc["runtime"]["language"] == "c"
     names = {m["name"] for m in doc["methods"]}
     cells = doc["results"]

@@ -35,6 +35,22 @@ enum Method {
     /** Only meaningful where keeptime can set the timer slack (JDK 22+ on Linux). */
     final boolean needsSlackControl;
 
+    /** What kind of wait this is: the {@code family} of spec/bench-result.md. */
+    String family() {
+        switch (this) {
+            case BUSY_LOOP:
+                return "busy loop";
+            case SPIN_PAUSE:
+                return "spin with pause";
+            case THREAD_SLEEP:
+            case PARK_NANOS:
+            case PARK_NANOS_SLACK_1NS:
+                return "OS sleep";
+            default:
+                return "keeptime";
+        }
+    }
+
     Method(String id, String description, boolean mayReturnEarly, boolean needsSlackControl) {
         this.id = id;
         this.description = description;

@@ -17,7 +17,7 @@ import java.util.Locale;
  */
 final class ResultJson {
     static final String FORMAT = "keeptime-bench";
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     private final StringBuilder sb = new StringBuilder();
 
@@ -83,7 +83,7 @@ final class ResultJson {
             j.indent(2).append("{\n");
             j.field(3, "name", me.id).append(",\n");
             j.field(3, "description", me.description).append(",\n");
-            j.field(3, "seed", null).append(",\n");
+            j.field(3, "family", me.family()).append(",\n");
             j.indent(3).append("\"may_return_early\": ").append(me.mayReturnEarly).append('\n');
             j.indent(2).append(i + 1 < methods.size() ? "},\n" : "}\n");
         }
