@@ -6,9 +6,7 @@
 
 use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{free, give, guard, handle_ref, require, write_out, Status};
-use keeptime_core::waiter::{
-    PreciseWait, Progress, WakeLatency, FINISH_SPIN_NS, MAX_FINISH_SPIN_NS,
-};
+use keeptime_core::waiter::{PreciseWait, Progress, WakeLatency};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};

@@ -82,7 +82,15 @@ namespace Dev.KeepTime
     }
 
     /// <summary>Whether an idle-latency hint is in force.</summary>
-    public enum IdleHintState { NotAsked = 0, Held = 1, Refused = 2 }
+    public enum IdleHintState
+    {
+        /// <summary>No hint was asked for.</summary>
+        NotAsked = 0,
+        /// <summary>The request is held while the object lives.</summary>
+        Held = 1,
+        /// <summary>The device could not be opened or written: the object works as without the hint.</summary>
+        Refused = 2,
+    }
 
     /// <summary>
     /// The settings of a sleeper (and of a ticker's sleeper): each knob is
