@@ -53,4 +53,4 @@ test-dotnet: dotnet-lib
 bench-dotnet: dotnet-lib
 	mcs $(MCS_FLAGS) -target:exe -r:$(DOTNET_BUILD)/KeepTime.dll -out:$(DOTNET_BUILD)/keeptime-bench.exe $(DOTNET_BENCH)
 	mono --optimize=all $(DOTNET_BUILD)/keeptime-bench.exe $(DOTNET_BENCH_ARGS) --json $(DOTNET_BUILD)/bench-dotnet.json
-	$(C_CHECK_BENCH) $(DOTNET_BUILD)/bench-dotnet.json $(CURDIR)/spec
+	$(C_CHECK_BENCH) $(DOTNET_BUILD)/bench-dotnet.json $(CURDIR)/spec csharp

@@ -52,8 +52,10 @@ namespace Dev.KeepTime
         private static readonly kt_delay_fn s_onDue = OnDue;
         private static readonly WaitCallback s_poll = Poll;
 
-        private readonly TaskCompletionSource<bool> _tcs =
-            new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        // Continuations run inline on the pool thread that finishes the
+        // delay (never on keeptime's waiter thread, which only queues work):
+        // one pool hop less between the deadline and the awaiting code.
+        private readonly TaskCompletionSource<bool> _tcs = new TaskCompletionSource<bool>();
         private readonly CancellationToken _token;
         private DelayHandle _handle;
         private GCHandle _self;
