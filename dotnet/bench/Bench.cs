@@ -114,7 +114,7 @@ namespace Dev.KeepTime.Bench
             string clocks = KeepTime.ClocksJson(); // before any keeptime sleep on this thread
 
             long[] durations = { 100000, 1000000, 10000000 };
-            var samples = new Dictionary<long, int> { { 100000, 2000 }, { 1000000, 800 }, { 10000000, 120 } };
+            var samples = new Dictionary<long, int> { { 100000, 4000 }, { 1000000, 2000 }, { 10000000, 300 } };
             const int rounds = 10, warmup = 20;
             var methods = Methods();
             var workers = methods.Where(m => !m.Async).ToDictionary(m => m.Name, m => new Worker("bench-" + m.Name));
