@@ -75,7 +75,10 @@ namespace Dev.KeepTime
             var d = new PreciseDelay(token);
             d._self = GCHandle.Alloc(d);
             DelayHandle h;
-            int rc = Native.kt_delay_start(deadlineNs, s_onDue, GCHandle.ToIntPtr(d._self), out h);
+            int rc;
+            t_inCall = true;
+            try { rc = Native.kt_delay_start(deadlineNs, s_onDue, GCHandle.ToIntPtr(d._self), out h); }
+            finally { t_inCall = false; }
             if (rc != Native.KT_OK)
             {
                 d._self.Free();
@@ -92,6 +95,7 @@ namespace Dev.KeepTime
         // On keeptime's waiter thread (or inside kt_delay_start/poll): hand
         // the poll to the pool at once. Must not call kt_delay_* here.
         [ThreadStatic] private static bool t_marked;
+        [ThreadStatic] private static bool t_inCall;
 
         private static void OnDue(IntPtr userData)
         {
@@ -99,7 +103,9 @@ namespace Dev.KeepTime
             {
                 // keeptime's waiter thread joins the runtime on its first
                 // callback; as a background thread it does not hold up exit.
-                if (!t_marked)
+                // Only on keeptime's waiter thread: a callback from inside
+                // kt_delay_start/kt_delay_poll runs on the caller's own thread.
+                if (!t_marked && !t_inCall)
                 {
                     t_marked = true;
                     Thread.CurrentThread.IsBackground = true;
@@ -130,6 +136,7 @@ namespace Dev.KeepTime
             int st;
             ulong now;
             int rc;
+            t_inCall = true;
             try
             {
                 rc = Native.kt_delay_poll(h, out st, out now);
@@ -137,6 +144,10 @@ namespace Dev.KeepTime
             catch (ObjectDisposedException)
             {
                 return; // finished meanwhile by cancellation
+            }
+            finally
+            {
+                t_inCall = false;
             }
             if (rc == Native.KT_EINTR) return; // cancelled: Cancel completes the task
             if (rc != Native.KT_OK)

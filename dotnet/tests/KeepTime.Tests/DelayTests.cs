@@ -62,6 +62,22 @@ namespace Dev.KeepTime.Tests
         }
 
         [Test]
+        public void ACallersThreadKeepsItsForegroundState()
+        {
+            // A delay already due calls back from inside Delay, on this thread:
+            // only keeptime's own waiter thread is marked background.
+            bool background = true;
+            var t = new Thread(() =>
+            {
+                for (int i = 0; i < 20; i++) KeepTime.Delay(TimeSpan.Zero).Wait();
+                background = Thread.CurrentThread.IsBackground;
+            });
+            t.Start();
+            t.Join();
+            Assert.IsFalse(background);
+        }
+
+        [Test]
         public void ACancelledTokenCancelsBeforeStarting()
         {
             var cts = new CancellationTokenSource();
