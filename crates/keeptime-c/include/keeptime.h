@@ -16,6 +16,16 @@
 #include <stdint.h>
 
 /**
+ * The shortest finishing spin of a delay, ns (`kt_delay_set_finish_spin_ns`).
+ */
+#define KT_DELAY_FINISH_SPIN_MIN_NS 4000
+
+/**
+ * The longest finishing spin of a delay, ns (`kt_delay_set_finish_spin_ns`).
+ */
+#define KT_DELAY_FINISH_SPIN_MAX_NS 50000
+
+/**
  * `kt_sleeper_set_idle_hint` / `kt_ticker_set_idle_hint` value that gives
  * the hint up (the object no longer holds the request).
  */
@@ -196,6 +206,30 @@ typedef enum kt_missed {
 } kt_missed;
 
 /**
+ * What `kt_delay_poll` found (`*state`).
+ */
+typedef enum kt_delay_state {
+  /**
+   * The deadline has passed: `*now_ns` is the first clock reading at or
+   * after it. The callback is not called again.
+   */
+  KT_DELAY_READY = 0,
+  /**
+   * Not yet: the callback will be called when it is time to poll again.
+   */
+  KT_DELAY_PENDING = 1,
+} kt_delay_state;
+
+/**
+ * A precise delay toward one deadline, driven by callbacks and polls (opaque).
+ *
+ * Create with `kt_delay_start`, free with `kt_delay_free`. `kt_delay_poll`
+ * and `kt_delay_cancel` may be called from any thread, also at the same time
+ * (a delay has a lock of its own).
+ */
+typedef struct kt_delay kt_delay;
+
+/**
  * The pure state machine behind a ticker, with no clock of its own
  * (opaque): you tell it the time, it tells you what to wait for and what
  * each tick is. For simulations, tests, and loops that wait by other means
@@ -231,6 +265,19 @@ typedef struct kt_sleeper kt_sleeper;
  * Use it from one thread at a time (it may move between threads).
  */
 typedef struct kt_ticker kt_ticker;
+
+/**
+ * Called when a delay wants to be polled again (`kt_delay_poll`), with the
+ * `user_data` given to `kt_delay_start`: from keeptime's waiter thread a
+ * learned lead before the deadline, or from inside `kt_delay_start` /
+ * `kt_delay_poll` when the rest of the wait is shorter than that lead.
+ *
+ * It must return quickly and must not call any `kt_delay_*` function
+ * itself: hand the poll to another thread or a queue (a thread pool's work
+ * item, an event loop's ready queue). It must not `longjmp` out or unwind
+ * through keeptime.
+ */
+typedef void (*kt_delay_fn)(void *user_data);
 
 /**
  * An object's idle-latency hint: `kt_sleeper_idle_hint`, `kt_ticker_idle_hint`.
@@ -404,6 +451,116 @@ int kt_clocks_json(char **json);
  * `s` is NULL or a string from this library, not freed before.
  */
 void kt_string_free(char *s);
+
+/**
+ * Starts a precise delay until `deadline_ns` on the monotonic clock (see
+ * `kt_now_ns`) and stores it in `*out`. It arms a timer of keeptime's
+ * waiter thread, which calls `callback(user_data)` a learned lead before the
+ * deadline (how late the caller's polls come after a callback, learned
+ * per process, at most 200 µs); the caller then calls `kt_delay_poll`, which
+ * spins the last few µs (at most the finishing spin, 4 µs by default) and
+ * returns `KT_DELAY_READY`, or returns `KT_DELAY_PENDING` and the callback
+ * comes again. A deadline already near or past calls the callback from
+ * inside this call. Never early: a delay is ready only on a clock reading
+ * at or after its deadline.
+ *
+ * ```c
+ * static void on_due(void *d) { post_to_my_loop(poll_delay, d); }  // must not poll here
+ * kt_delay *d;
+ * kt_delay_start(kt_now_ns() + 1000000, on_due, d_ctx, &d);
+ * // later, on the loop: int state; uint64_t now;
+ * // kt_delay_poll(d, &state, &now); if (state == KT_DELAY_READY) { ...; kt_delay_free(d); }
+ * ```
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `out` or `callback` is NULL (then `*out`,
+ * if given, is set to NULL and nothing is armed).
+ *
+ * # Safety
+ * `out` is NULL or valid for writing a pointer; `callback` is safe to call
+ * with `user_data` from any thread until `kt_delay_cancel` or
+ * `kt_delay_free` returns.
+ */
+int kt_delay_start(uint64_t deadline_ns,
+                   kt_delay_fn callback,
+                   void *user_data,
+                   struct kt_delay **out);
+
+/**
+ * Polls a delay: stores `KT_DELAY_READY` in `*state` and the first clock
+ * reading at or after the deadline in `*now_ns` once it has passed (after
+ * a spin of at most the finishing spin), else `KT_DELAY_PENDING` (the
+ * callback will be called when it is time to poll again; `*now_ns` is
+ * left unchanged). Polling a ready delay again is ready at once.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if a pointer is NULL; `KT_EINTR` if the delay
+ * was cancelled (nothing is stored).
+ *
+ * # Safety
+ * `delay` is NULL or a live delay; `state` and `now_ns` are NULL or valid
+ * for a write.
+ */
+int kt_delay_poll(struct kt_delay *delay, int *state, uint64_t *now_ns);
+
+/**
+ * Cancels a delay: disarms its timer; once this returns the callback is
+ * not running and will not be called again (a call in flight is waited
+ * for), and `kt_delay_poll` returns `KT_EINTR`. Cancelling twice, or a
+ * ready delay, is allowed. The delay must still be freed.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if `delay` is NULL.
+ *
+ * # Safety
+ * `delay` is NULL or a live delay. Not from inside its own callback.
+ */
+int kt_delay_cancel(struct kt_delay *delay);
+
+/**
+ * Sets the longest spin one `kt_delay_poll` does to finish this delay, in
+ * ns, from `KT_DELAY_FINISH_SPIN_MIN_NS` (4 µs, the default) to
+ * `KT_DELAY_FINISH_SPIN_MAX_NS` (50 µs): for a loop or pool whose round
+ * trip (callback, queue, poll) is itself longer than 4 µs, so a shorter
+ * spin would only make the delay late by one round. Applies from the next poll.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `delay` is NULL; `KT_EINVAL` outside that
+ * range (the delay is unchanged: nothing is clamped).
+ *
+ * # Safety
+ * `delay` is NULL or a live delay.
+ */
+int kt_delay_set_finish_spin_ns(struct kt_delay *delay, int64_t finish_spin_ns);
+
+/**
+ * Stores the delay's deadline (monotonic ns) in `*deadline_ns`.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if either pointer is NULL.
+ *
+ * # Safety
+ * `delay` is NULL or a live delay; `deadline_ns` is NULL or valid for a write.
+ */
+int kt_delay_deadline_ns(const struct kt_delay *delay, uint64_t *deadline_ns);
+
+/**
+ * Stores the lead (ns) a delay with `remaining_ns` to go would be armed
+ * with now: how early the waiter calls the callback, learned from how late
+ * this process's polls came after earlier callbacks (at most 200 µs).
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `lead_ns` is NULL; `KT_EINVAL` for a
+ * negative `remaining_ns`.
+ *
+ * # Safety
+ * `lead_ns` is NULL or valid for a write.
+ */
+int kt_delay_lead_ns(int64_t remaining_ns, uint64_t *lead_ns);
+
+/**
+ * Frees a delay, cancelling it first (see `kt_delay_cancel`: no callback
+ * runs after this returns). `kt_delay_free(NULL)` does nothing.
+ *
+ * # Safety
+ * `delay` is NULL or a live delay, not used afterwards (no other thread is
+ * in a call on it). Not from inside its own callback.
+ */
+void kt_delay_free(struct kt_delay *delay);
 
 /**
  * Asks the kernel to keep CPU wake-up latency at most `max_latency_us`

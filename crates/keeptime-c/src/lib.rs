@@ -39,6 +39,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod clocks;
+mod delay;
 mod idle_hint;
 mod sleep;
 mod status;
@@ -47,6 +48,11 @@ mod ticker;
 use std::ffi::c_char;
 
 pub use clocks::{kt_clocks_json, kt_string_free};
+pub use delay::{
+    kt_delay, kt_delay_cancel, kt_delay_deadline_ns, kt_delay_fn, kt_delay_free, kt_delay_lead_ns,
+    kt_delay_poll, kt_delay_set_finish_spin_ns, kt_delay_start, kt_delay_state,
+    KT_DELAY_FINISH_SPIN_MAX_NS, KT_DELAY_FINISH_SPIN_MIN_NS,
+};
 pub use idle_hint::{
     kt_idle_hint_refusal, kt_idle_hint_state, kt_idle_hint_status, kt_sleeper_idle_hint,
     kt_sleeper_set_idle_hint, kt_testing_set_idle_hint_device, kt_ticker_idle_hint,

@@ -32,6 +32,8 @@ def gt_of(le):
 
 def main():
     result_path, spec_dir = sys.argv[1], sys.argv[2]
+    # The runtime the bench ran in: C's own bench by default; the C# bench passes "csharp".
+    language = sys.argv[3] if len(sys.argv) > 3 else "c"
     with open(result_path) as f:
         doc = json.load(f)
     problems = []
@@ -46,7 +48,7 @@ def main():
         problems += [f"schema: {e.json_path}: {e.message}" for e in validator.iter_errors(doc)]
 
     assert doc["format"] == "keeptime-bench" and doc["version"] == 2
-    assert doc["runtime"]["language"] == "c"
+    assert doc["runtime"]["language"] == language
     names = {m["name"] for m in doc["methods"]}
     cells = doc["results"]
     if len(cells) != len(doc["parameters"]["methods"]) * len(doc["parameters"]["durations_ns"]):

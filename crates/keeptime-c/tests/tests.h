@@ -29,6 +29,10 @@
     X(interrupt_stops_a_long_sleep)     \
     X(interrupt_stops_a_ticker_wait)    \
     X(clocks_json_report)               \
+    X(delay_errors)                     \
+    X(delay_never_early)                \
+    X(delay_cancel_stops_callbacks)     \
+    X(delay_many_at_once)               \
     X(idle_hint_abi_and_bad_values)     \
     X(idle_hint_strictest_live_value_is_in_force) \
     X(idle_hint_refused_warns_once)
