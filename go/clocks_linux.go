@@ -120,7 +120,7 @@ func machineInfo(clocks []ClockInfo) MachineInfo {
 	m.IdleStates = idleStates("/sys/devices/system/cpu/cpu0/cpuidle")
 	m.CPUFreqDriver = readText("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")
 	m.CPUFreqGovernor = readText("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-	m.Virtualization = virtualization(cpu)
+	m.Virtualization = virtualization(cpu, m.AvailableClocksources)
 	if f, ok := parseStealFraction(readText("/proc/stat")); ok {
 		m.StealFraction = &f
 	}
@@ -152,8 +152,9 @@ func idleStates(dir string) []IdleState {
 }
 
 // virtualization names the hypervisor from /sys/hypervisor/type, the DMI
-// tables, or (type unknown) the CPU's hypervisor flag.
-func virtualization(cpu cpuInfo) *Virtualization {
+// tables, a clocksource only a hypervisor offers, or (type unknown) the
+// CPU's hypervisor flag.
+func virtualization(cpu cpuInfo, clocksources []string) *Virtualization {
 	switch t := readText("/sys/hypervisor/type"); t {
 	case "":
 	case "xen":
@@ -165,12 +166,7 @@ func virtualization(cpu cpuInfo) *Virtualization {
 	if name := hypervisorFromDMI(readText(dmi+"sys_vendor"), readText(dmi+"product_name")); name != "" {
 		return &Virtualization{name, "/sys/class/dmi/id"}
 	}
-	for _, f := range cpu.flags {
-		if f == "hypervisor" {
-			return &Virtualization{"unknown", "/proc/cpuinfo"}
-		}
-	}
-	return nil
+	return virtualizationFromHints(cpu, clocksources)
 }
 
 // taiOffsetS is CLOCK_TAI − CLOCK_REALTIME in whole seconds, rounded to

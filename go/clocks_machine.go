@@ -233,3 +233,20 @@ func tickHzFromResolution(resolutionNs uint64) (uint64, bool) {
 	}
 	return (1_000_000_000 + resolutionNs/2) / resolutionNs, true
 }
+
+// virtualizationFromHints: a paravirtual clocksource names the hypervisor;
+// the CPU's hypervisor flag says only that there is one.
+func virtualizationFromHints(cpu cpuInfo, clocksources []string) *Virtualization {
+	const source = "/sys/devices/system/clocksource"
+	switch {
+	case slices.Contains(clocksources, "kvm-clock"):
+		return &Virtualization{"KVM", source}
+	case slices.Contains(clocksources, "hyperv_clocksource_tsc_page"):
+		return &Virtualization{"Hyper-V", source}
+	case slices.Contains(clocksources, "xen"):
+		return &Virtualization{"Xen", source}
+	case slices.Contains(cpu.flags, "hypervisor"):
+		return &Virtualization{"unknown", "/proc/cpuinfo"}
+	}
+	return nil
+}

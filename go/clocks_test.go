@@ -223,6 +223,15 @@ func TestMachineParsers(t *testing.T) {
 	if tsc := tscFlags(c); tsc == nil || !tsc.Invariant() || !tsc.RDTSCP || tsc.TSCKnownFreq {
 		t.Fatalf("%+v", tsc)
 	}
+	if v := virtualizationFromHints(c, []string{"tsc", "kvm-clock"}); v == nil || *v != (Virtualization{"KVM", "/sys/devices/system/clocksource"}) {
+		t.Errorf("kvm-clock: %+v", v)
+	}
+	if v := virtualizationFromHints(c, []string{"tsc"}); v == nil || *v != (Virtualization{"unknown", "/proc/cpuinfo"}) {
+		t.Errorf("hypervisor flag: %+v", v)
+	}
+	if v := virtualizationFromHints(cpuInfo{}, nil); v != nil {
+		t.Errorf("bare metal: %+v", v)
+	}
 	if tscFlags(parseCPUInfo("processor : 0\nFeatures : fp asimd\n")) != nil {
 		t.Fatal("an Arm CPU has no TSC")
 	}
