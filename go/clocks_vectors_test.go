@@ -3,6 +3,7 @@ package keeptime
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,8 @@ func TestClockFindingsVectors(t *testing.T) {
 // Each vector's inputs with Go's findings, written as Go writes a report,
 // follow the report's schema.
 func TestClockReportsFromVectorsFollowTheSchema(t *testing.T) {
-	for i, c := range loadClockVectors(t).Cases {
+	var reports []ClockReport
+	for _, c := range loadClockVectors(t).Cases {
 		r := ClockReport{Clocks: c.Clocks, Machine: c.Machine, Findings: ClockFindings(c.Clocks, c.Machine, c.IdleLatency)}
 		if r.Clocks == nil {
 			r.Clocks = []ClockInfo{}
@@ -81,35 +83,43 @@ func TestClockReportsFromVectorsFollowTheSchema(t *testing.T) {
 		if c.IdleLatency != nil {
 			r.IdleLatency = *c.IdleLatency
 		}
-		validateClockReport(t, r, filepath.Join(t.TempDir(), "case"+string(rune('a'+i))+".json"))
+		reports = append(reports, r)
 	}
+	validateClockReports(t, reports...)
 }
 
-// validateClockReport writes r as JSON and runs Python's jsonschema on it
-// against spec/clocks.schema.json, when python3 has that module.
-func validateClockReport(t *testing.T, r ClockReport, path string) {
+// validateClockReports writes each report as JSON and runs Python's
+// jsonschema on them against spec/clocks.schema.json, when python3 has that
+// module.
+func validateClockReports(t *testing.T, reports ...ClockReport) {
 	t.Helper()
 	if exec.Command("python3", "-c", "import jsonschema").Run() != nil {
 		t.Skip("python3 with jsonschema not available: the report's JSON is not validated")
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	script := `import json, sys, jsonschema
+	args := []string{"-c", `import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 cls = jsonschema.validators.validator_for(schema)
 cls.check_schema(schema)
-errors = sorted(cls(schema).iter_errors(json.load(open(sys.argv[2]))), key=str)
-for e in errors:
-    print("/".join(map(str, e.absolute_path)) or "(document)", ":", e.message)
-sys.exit(1 if errors else 0)
-`
-	out, err := exec.Command("python3", "-c", script, clockSchemaPath, path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("the report does not validate against %s:\n%s\n%s", clockSchemaPath, out, b)
+bad = False
+for path in sys.argv[2:]:
+    for e in sorted(cls(schema).iter_errors(json.load(open(path))), key=str):
+        bad = True
+        print(path, "/".join(map(str, e.absolute_path)) or "(document)", ":", e.message)
+sys.exit(1 if bad else 0)
+`, clockSchemaPath}
+	dir := t.TempDir()
+	for i, r := range reports {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("report%d.json", i))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, path)
+	}
+	if out, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
+		t.Fatalf("a report does not validate against %s:\n%s", clockSchemaPath, out)
 	}
 }
