@@ -118,8 +118,8 @@ type MachineInfo struct {
 	// CPUsAvailable is runtime.NumCPU(): the CPUs this process may run on.
 	CPUsAvailable *int `json:"cpus_available"`
 	// Clocksource is the kernel's current clocksource: "tsc" is read in user
-	// space through the vDSO; those in SyscallClocksources make every read
-	// a system call.
+	// space through the vDSO; "hpet", "acpi_pm", "jiffies",
+	// "refined-jiffies" and "pit" make every read a system call.
 	Clocksource string `json:"clocksource,omitempty"`
 	// AvailableClocksources are those the kernel considers usable.
 	AvailableClocksources []string `json:"available_clocksources,omitempty"`

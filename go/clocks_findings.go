@@ -28,9 +28,9 @@ const (
 	fewCPUs = 2
 )
 
-// SyscallClocksources are the clocksources the vDSO cannot read: with one
+// syscallClocksources are the clocksources the vDSO cannot read: with one
 // of them current, every clock read is a system call.
-var SyscallClocksources = []string{"hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"}
+var syscallClocksources = []string{"hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"}
 
 // mustBeMonotonic are the clocks that never go back (REALTIME and TAI may
 // be set back).
@@ -127,7 +127,7 @@ func ruleHighResolutionTimers(in findingInputs) []Finding {
 
 func ruleClockReadCost(in findingInputs) []Finding {
 	mono, haveMono := in.clock("MONOTONIC")
-	if cs := in.m.Clocksource; slices.Contains(SyscallClocksources, cs) {
+	if cs := in.m.Clocksource; slices.Contains(syscallClocksources, cs) {
 		cost := ""
 		if haveMono {
 			cost = fmt.Sprintf(" (CLOCK_MONOTONIC: %s per read)", humanNs(mono.ReadCostNs))
@@ -253,7 +253,7 @@ func ruleTSCFrequency(in findingInputs) []Finding {
 	}
 	return info("tsc_frequency_mismatch",
 		"The stated TSC frequency is %s, the measured one %s (%d ppm apart).",
-		FormatHz(stated), FormatHz(measured), ppm)
+		formatHz(stated), formatHz(measured), ppm)
 }
 
 func ruleCPUFreqPowersave(in findingInputs) []Finding {
@@ -385,9 +385,9 @@ func humanNs(ns float64) string {
 	return fmt.Sprintf("%.1f %s", rounded, unit)
 }
 
-// FormatHz is a frequency to three decimals in GHz from 1 GHz up, else in
+// formatHz is a frequency to three decimals in GHz from 1 GHz up, else in
 // MHz: "2.700 GHz", "24.000 MHz".
-func FormatHz(hz uint64) string {
+func formatHz(hz uint64) string {
 	if hz >= 1_000_000_000 {
 		return fmt.Sprintf("%.3f GHz", float64(hz)/1e9)
 	}

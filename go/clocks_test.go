@@ -199,8 +199,8 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 	for hz, want := range map[uint64]string{2_700_000_000: "2.700 GHz", 24_000_000: "24.000 MHz", 1_000_000_000: "1.000 GHz", 999_999_999: "1000.000 MHz"} {
-		if got := FormatHz(hz); got != want {
-			t.Errorf("FormatHz(%d) = %q, want %q", hz, got, want)
+		if got := formatHz(hz); got != want {
+			t.Errorf("formatHz(%d) = %q, want %q", hz, got, want)
 		}
 	}
 	for _, c := range []struct{ a, b, want uint64 }{

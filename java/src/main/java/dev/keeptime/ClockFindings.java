@@ -36,7 +36,7 @@ public final class ClockFindings {
     static final int FEW_CPUS = 2;
 
     /** The clocksources the vDSO cannot read: with one current, every clock read is a system call. */
-    public static final List<String> SYSCALL_CLOCKSOURCES = List.of("hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit");
+    static final List<String> SYSCALL_CLOCKSOURCES = List.of("hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit");
 
     /** Clocks that never go back (REALTIME and TAI may be set back). */
     static final List<String> MUST_BE_MONOTONIC = List.of("MONOTONIC", "MONOTONIC_RAW", "MONOTONIC_COARSE", "BOOTTIME",
@@ -356,7 +356,7 @@ public final class ClockFindings {
      * @param hz the frequency
      * @return it in words
      */
-    public static String formatHz(long hz) {
+    static String formatHz(long hz) {
         return hz >= 1_000_000_000L
                 ? String.format(Locale.ROOT, "%.3f GHz", hz / 1e9)
                 : String.format(Locale.ROOT, "%.3f MHz", hz / 1e6);
