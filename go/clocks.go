@@ -15,8 +15,9 @@ import (
 type ClockReport struct {
 	// Clocks are read in a fixed order: MONOTONIC, MONOTONIC_RAW,
 	// MONOTONIC_COARSE, REALTIME, REALTIME_COARSE, BOOTTIME, TAI,
-	// PROCESS_CPUTIME_ID and THREAD_CPUTIME_ID (Linux); off Linux only
-	// MONOTONIC and REALTIME, through Go's own readers.
+	// PROCESS_CPUTIME_ID and THREAD_CPUTIME_ID, then TSC and RDTSCP on
+	// x86-64 (Linux); off Linux only MONOTONIC and REALTIME, through Go's
+	// own readers.
 	Clocks []ClockInfo `json:"clocks"`
 	// Machine is the configuration that decides how precisely anything here
 	// can wait.
@@ -90,9 +91,18 @@ type ClockInfo struct {
 	// ReadCostNs is the cost of one read in ns: the median over batches of
 	// batch time divided by reads per batch.
 	ReadCostNs float64 `json:"read_cost_ns"`
+	// GranularityTicks is, for the TSC, the smallest non-zero step in ticks.
+	GranularityTicks *uint64 `json:"granularity_ticks,omitempty"`
 	// MonotonicViolations counts reads lower than the read before: always 0
-	// for a working monotonic clock; REALTIME and TAI may step back.
+	// for a working monotonic clock; REALTIME and TAI may step back; for the
+	// TSC it means CPUs whose counters disagree.
 	MonotonicViolations uint64 `json:"monotonic_violations"`
+	// FrequencyHz is, for the TSC, its ticks per second, as FrequencySource
+	// says.
+	FrequencyHz *uint64 `json:"frequency_hz,omitempty"`
+	// FrequencySource is where FrequencyHz came from: FrequencyCPUIDLeaf15,
+	// FrequencyHypervisorCPUID or FrequencyMeasured.
+	FrequencySource string `json:"frequency_source,omitempty"`
 	// Available says whether the clock could be read at all.
 	Available bool `json:"available"`
 	// Error says why not.
@@ -123,8 +133,8 @@ type MachineInfo struct {
 	Clocksource string `json:"clocksource,omitempty"`
 	// AvailableClocksources are those the kernel considers usable.
 	AvailableClocksources []string `json:"available_clocksources,omitempty"`
-	// TSC is the time-stamp counter's flags from /proc/cpuinfo; nil without
-	// a TSC or without /proc/cpuinfo. Go does not measure its frequency.
+	// TSC is the time-stamp counter's flags from /proc/cpuinfo and its
+	// frequencies; nil without a TSC or without /proc/cpuinfo.
 	TSC *TSCInfo `json:"tsc"`
 	// TimerSlackNs is the inspecting OS thread's timer slack
 	// (PR_GET_TIMERSLACK): how late the kernel may fire its timers. Linux
@@ -187,12 +197,11 @@ type TSCInfo struct {
 	TSCReliable bool `json:"tsc_reliable"`
 	// RDTSCP: the rdtscp instruction is available.
 	RDTSCP bool `json:"rdtscp"`
-	// ReportedFrequencyHz is the frequency the CPU or hypervisor states;
-	// nil when unknown (Go's inspection does not read CPUID).
+	// ReportedFrequencyHz is the frequency the CPU or hypervisor states
+	// through CPUID; nil when neither does.
 	ReportedFrequencyHz *uint64 `json:"reported_frequency_hz"`
 	// MeasuredFrequencyHz is the frequency counted against
-	// CLOCK_MONOTONIC_RAW; nil when unknown (Go's inspection does not
-	// read the TSC).
+	// CLOCK_MONOTONIC_RAW; nil when not measured.
 	MeasuredFrequencyHz *uint64 `json:"measured_frequency_hz"`
 }
 
@@ -282,6 +291,7 @@ func InspectClocks() (*ClockReport, error) {
 	r := &ClockReport{}
 	r.Clocks = inspectClocks()
 	r.Machine = machineInfo(r.Clocks)
+	r.Clocks = append(r.Clocks, tscClocks(&r.Machine, r.Clocks)...)
 	if slack, err := timerSlackNs(); err == nil {
 		r.Machine.TimerSlackNs = &slack
 	}

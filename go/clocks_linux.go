@@ -151,10 +151,13 @@ func idleStates(dir string) []IdleState {
 	return out
 }
 
-// virtualization names the hypervisor from /sys/hypervisor/type, the DMI
+// virtualization names the hypervisor from CPUID, /sys/hypervisor/type, the DMI
 // tables, a clocksource only a hypervisor offers, or (type unknown) the
 // CPU's hypervisor flag.
 func virtualization(cpu cpuInfo, clocksources []string) *Virtualization {
+	if name := cpuidHypervisor(); name != "" {
+		return &Virtualization{name, "cpuid"}
+	}
 	switch t := readText("/sys/hypervisor/type"); t {
 	case "":
 	case "xen":

@@ -31,6 +31,9 @@ func TestInspectClocksReportsEveryClock(t *testing.T) {
 	want := []string{"MONOTONIC", "REALTIME"}
 	if hasAbsoluteWait { // the Linux back end (not the fallback)
 		want = linuxClockNames
+		if runtime.GOARCH == "amd64" {
+			want = append(want[:len(want):len(want)], "TSC", "RDTSCP")
+		}
 	}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("clocks %v, want %v", names, want)
@@ -39,6 +42,14 @@ func TestInspectClocksReportsEveryClock(t *testing.T) {
 		c, ok := r.Clock(strings.ToLower(n))
 		if !ok || !c.Available || c.Samples == 0 || c.ReadCostNs <= 0 || c.Reader == "" {
 			t.Errorf("%s: %+v", n, c)
+		}
+	}
+	if tsc, ok := r.Clock("TSC"); ok && tsc.Available {
+		if tsc.GranularityTicks == nil || tsc.ResolutionNs != nil || (tsc.FrequencyHz == nil) != (tsc.FrequencySource == "") {
+			t.Errorf("TSC: %+v", tsc)
+		}
+		if m := r.Machine.TSC; m != nil && m.MeasuredFrequencyHz == nil {
+			t.Errorf("TSC frequency not measured: %+v", m)
 		}
 	}
 	if mono, _ := r.Clock("MONOTONIC"); mono.MonotonicViolations != 0 {
@@ -307,5 +318,72 @@ func TestStepCounter(t *testing.T) {
 	}
 	if median([]float64{3, 1, 2}) != 2 || median([]float64{4, 1, 3, 2}) != 2.5 || median(nil) != 0 {
 		t.Fatal("median")
+	}
+}
+
+func TestTSCHelpers(t *testing.T) {
+	if leaf15Hz(2, 225, 24_000_000, 0) != 2_700_000_000 || leaf15Hz(2, 225, 0, 0) != 0 || leaf15Hz(0, 0, 0, 0) != 0 {
+		t.Error("leaf 0x15")
+	}
+	if hypervisorLeafHz(0x4000_0010, 2_700_000) != 2_700_000_000 || hypervisorLeafHz(0x4000_0001, 2_700_000) != 0 ||
+		hypervisorLeafHz(0x4000_0010, 0) != 0 {
+		t.Error("leaf 0x40000010")
+	}
+	sig := func(s string) (b [12]byte) { copy(b[:], s); return }
+	for s, want := range map[string]string{"KVMKVMKVM\x00\x00\x00": "KVM", "Microsoft Hv": "Hyper-V", "NewVisor 1.0": "NewVisor 1.0",
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00": ""} {
+		if got := hypervisorFromSignature(sig(s)); got != want {
+			t.Errorf("signature %q: %q, want %q", s, got, want)
+		}
+	}
+	for _, c := range []struct {
+		stated   uint64
+		measured uint64
+		hz       uint64
+		source   string
+	}{
+		{2_400_000_000, 2_400_100_000, 2_400_000_000, FrequencyCPUIDLeaf15},
+		{2_400_000_000, 2_700_000_000, 2_700_000_000, FrequencyMeasured},
+		{0, 2_700_000_000, 2_700_000_000, FrequencyMeasured},
+		{2_400_000_000, 0, 2_400_000_000, FrequencyCPUIDLeaf15},
+		{0, 0, 0, ""},
+	} {
+		if hz, src := chooseTSCFrequency(c.stated, FrequencyCPUIDLeaf15, c.measured); hz != c.hz || src != c.source {
+			t.Errorf("choose(%d, %d) = %d %s", c.stated, c.measured, hz, src)
+		}
+	}
+	for _, c := range []struct{ ticks, hz, ns uint64 }{{1, 2_700_000_000, 1}, {27, 2_700_000_000, 10}, {28, 2_700_000_000, 11}, {3, 1_000_000_000, 3}} {
+		if ns, ok := ticksToNsCeil(c.ticks, c.hz); !ok || ns != c.ns {
+			t.Errorf("%d ticks at %d Hz: %d ns", c.ticks, c.hz, ns)
+		}
+	}
+	if _, ok := ticksToNsCeil(1, 0); ok {
+		t.Error("0 Hz")
+	}
+	if _, ok := ticksToNsCeil(math.MaxUint64, 1); ok {
+		t.Error("overflow")
+	}
+}
+
+// calibrateTSC on simulated clocks: a counter at 2.5 GHz against a reference
+// that advances 100 ns per read, with two wide brackets at the first end.
+func TestCalibrateTSCOnSimulatedClocks(t *testing.T) {
+	var now uint64 = 1_000_000
+	reads := 0
+	reference := func() uint64 {
+		reads++
+		now += 100
+		if reads == 4 || reads == 10 { // preempted before a closing read at the first end: wide brackets, not chosen
+			now += 50_000
+		}
+		return now
+	}
+	ticks := func() uint64 { return now * 5 / 2 } // 2.5 ticks per ns
+	hz := calibrateTSC(reference, ticks, func() { now += 20_000_000 })
+	if hz != 2_500_000_000 {
+		t.Fatalf("%d Hz", hz)
+	}
+	if calibrateTSC(func() uint64 { return 7 }, ticks, func() {}) != 0 {
+		t.Fatal("a reference that does not advance gives no frequency")
 	}
 }
