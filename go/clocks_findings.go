@@ -281,19 +281,19 @@ func rulePreemption(in findingInputs) []Finding {
 }
 
 func ruleFewCPUs(in findingInputs) []Finding {
-	n := in.m.CPUsOnline
+	n, which := in.m.CPUsOnline, "online"
 	if n == nil {
-		n = in.m.CPUsAvailable
+		n, which = in.m.CPUsAvailable, "available to this process"
 	}
 	if n == nil || *n > fewCPUs {
 		return nil
 	}
 	if *n == 1 {
 		return warning("few_cpus",
-			"Only 1 CPU online: a spinning wait holds the whole machine while it spins, and every other thread waits behind it.")
+			"Only 1 CPU %s: a spinning wait holds the whole machine while it spins, and every other thread waits behind it.", which)
 	}
 	return info("few_cpus",
-		"Only %d CPUs online: a spinning wait holds half the machine while it spins.", *n)
+		"Only %d CPUs %s: a spinning wait holds half the machine while it spins.", *n, which)
 }
 
 func ruleTAIOffset(in findingInputs) []Finding {

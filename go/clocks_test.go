@@ -170,6 +170,15 @@ func TestClockFindingMessagesUseTheReportsFigures(t *testing.T) {
 	}
 
 	m = quietMachine()
+	one := 1
+	m.CPUsOnline, m.CPUsAvailable = nil, &one
+	got = ClockFindings(nil, m, nil)
+	if len(got) != 1 || got[0].Severity != SeverityWarning ||
+		got[0].Message != "Only 1 CPU available to this process: a spinning wait holds the whole machine while it spins, and every other thread waits behind it." {
+		t.Fatalf("%+v", got)
+	}
+
+	m = quietMachine()
 	m.Clocksource = "kvm-clock"
 	got = ClockFindings([]ClockInfo{{Name: "MONOTONIC", ReadCostNs: 480, Available: true}}, m, nil)
 	if len(got) != 1 || got[0].Message != "A CLOCK_MONOTONIC read costs 480 ns here on clocksource kvm-clock (a vDSO read of the TSC takes ~25 ns): spins see the time less often." {

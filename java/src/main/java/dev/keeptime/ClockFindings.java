@@ -251,10 +251,13 @@ public final class ClockFindings {
 
     private static List<Finding> fewCpus(Inputs in) {
         int n;
+        String which;
         if (in.m.cpusOnline().isPresent()) {
             n = in.m.cpusOnline().getAsInt();
+            which = "online";
         } else if (in.m.cpusAvailable().isPresent()) {
             n = in.m.cpusAvailable().getAsInt();
+            which = "available to this JVM";
         } else {
             return List.of();
         }
@@ -262,10 +265,10 @@ public final class ClockFindings {
             return List.of();
         }
         if (n == 1) {
-            return warning("few_cpus", "Only 1 CPU online: a spinning wait holds the whole machine while it spins, "
+            return warning("few_cpus", "Only 1 CPU " + which + ": a spinning wait holds the whole machine while it spins, "
                     + "and every other thread waits behind it.");
         }
-        return info("few_cpus", "Only " + n + " CPUs online: a spinning wait holds half the machine while it spins.");
+        return info("few_cpus", "Only " + n + " CPUs " + which + ": a spinning wait holds half the machine while it spins.");
     }
 
     private static List<Finding> taiOffset(Inputs in) {

@@ -70,6 +70,14 @@ class ClockFindingsTest {
                 "Only 2 CPUs online: a spinning wait holds half the machine while it spins."),
                 got.stream().map(Finding::message).toList());
 
+        MachineInfo oneCpu = new MachineInfo(q.os(), q.arch(), q.kernelRelease(), q.kernelVersion(), q.cpuModel(),
+                OptionalInt.empty(), OptionalInt.of(1), q.clocksource(), q.availableClocksources(), q.tsc(),
+                q.timerSlackNs(), q.tickHz(), q.highResolutionTimers(), q.idleDriver(), q.idleStates(), q.cpufreqDriver(),
+                q.cpufreqGovernor(), q.virtualization(), q.stealFraction(), q.preemption(), q.preemptionMode(), q.taiOffsetS());
+        assertEquals(List.of(new Finding(Finding.Severity.WARNING, "few_cpus", "Only 1 CPU available to this JVM: a spinning "
+                + "wait holds the whole machine while it spins, and every other thread waits behind it.")),
+                ClockFindings.of(List.of(), oneCpu, Optional.empty()));
+
         MachineInfo kvmClock = new MachineInfo(q.os(), q.arch(), q.kernelRelease(), q.kernelVersion(), q.cpuModel(),
                 q.cpusOnline(), q.cpusAvailable(), Optional.of("kvm-clock"), q.availableClocksources(), q.tsc(),
                 q.timerSlackNs(), q.tickHz(), q.highResolutionTimers(), q.idleDriver(), q.idleStates(), q.cpufreqDriver(),
