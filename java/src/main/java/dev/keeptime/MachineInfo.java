@@ -11,9 +11,10 @@ import java.util.OptionalLong;
  * The machine's timing-relevant configuration in a {@link ClockReport}, read
  * from {@code /proc} and {@code /sys}. Anything unreadable is empty (or
  * {@code false}): unknown, never a guess. Java cannot call
- * {@code clock_getres}, {@code uname} or CPUID, so the tick rate, the TAI
- * offset and the TSC's frequencies stay empty, and high-resolution timers
- * are known only where {@code /proc/timer_list} is readable.
+ * {@code clock_gettime(CLOCK_TAI)} or CPUID, so the TAI offset and the TSC's
+ * frequencies stay empty, the tick rate comes from the kernel's build
+ * configuration when it is readable, and high-resolution timers are known
+ * only where {@code /proc/timer_list} is readable.
  *
  * @param os {@code os.name}, lower case ({@code "linux"}, …)
  * @param arch {@code os.arch} ({@code "amd64"}, …)
@@ -28,7 +29,8 @@ import java.util.OptionalLong;
  * @param availableClocksources the clocksources the kernel could switch to
  * @param tsc the TSC's flags from {@code /proc/cpuinfo}; empty without a TSC
  * @param timerSlackNs the inspecting thread's timer slack, ns
- * @param tickHz the kernel tick rate (CONFIG_HZ)
+ * @param tickHz the kernel tick rate (CONFIG_HZ, from {@code /proc/config.gz}
+ *     or {@code /boot/config-<release>})
  * @param highResolutionTimers whether high-resolution timers are active
  * @param idleDriver the cpuidle driver ({@code intel_idle}, {@code haltpoll}, {@code none}, …)
  * @param idleStates CPU 0's idle states, shallowest first

@@ -4,6 +4,11 @@ import dev.keeptime.MachineInfo.IdleState;
 import dev.keeptime.MachineInfo.Preemption;
 import dev.keeptime.MachineInfo.Tsc;
 import dev.keeptime.MachineInfo.Virtualization;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -12,6 +17,7 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
+import java.util.zip.GZIPInputStream;
 
 /**
  * Reads {@link MachineInfo} from {@code /proc} and {@code /sys}. Each parser
@@ -55,7 +61,8 @@ final class MachineProbe {
                 available,
                 tscFlags(cpu),
                 timerSlackNs,
-                OptionalLong.empty(),
+                kernelConfig(LinuxFiles.read("/proc/sys/kernel/osrelease").orElse("")).map(MachineProbe::parseConfigHz)
+                        .orElse(OptionalLong.empty()),
                 LinuxFiles.read("/proc/timer_list").flatMap(MachineProbe::parseTimerList),
                 LinuxFiles.read("/sys/devices/system/cpu/cpuidle/current_driver"),
                 idleStates("/sys/devices/system/cpu/cpu0/cpuidle"),
@@ -101,6 +108,33 @@ final class MachineProbe {
             }
         }
         return new CpuInfo(model, flags == null ? List.of() : flags);
+    }
+
+    /**
+     * The kernel's build configuration: {@code /proc/config.gz}, else
+     * {@code /boot/config-<release>}; empty when neither is readable.
+     */
+    static Optional<String> kernelConfig(String release) {
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(Path.of("/proc/config.gz")))) {
+            return Optional.of(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException | RuntimeException e) {
+            return release.isEmpty() ? Optional.empty() : LinuxFiles.read("/boot/config-" + release);
+        }
+    }
+
+    /** The tick rate, {@code CONFIG_HZ=250} in a kernel configuration. */
+    static OptionalLong parseConfigHz(String config) {
+        for (String line : config.split("\n")) {
+            if (line.startsWith("CONFIG_HZ=")) {
+                try {
+                    long hz = Long.parseLong(line.substring("CONFIG_HZ=".length()).trim());
+                    return hz > 0 ? OptionalLong.of(hz) : OptionalLong.empty();
+                } catch (NumberFormatException e) {
+                    return OptionalLong.empty();
+                }
+            }
+        }
+        return OptionalLong.empty();
     }
 
     /** The TSC's flags, when the CPU has one (the {@code tsc} flag). */

@@ -171,5 +171,8 @@ class ClockFindingsTest {
         assertEquals(Optional.of(new IdleState("POLL", 0, OptionalLong.empty(), true)),
                 MachineProbe.parseIdleState("POLL", "0", "", "1"));
         assertEquals(Optional.empty(), MachineProbe.parseIdleState("C1", "n/a", "", ""));
+        assertEquals(OptionalLong.of(250), MachineProbe.parseConfigHz("# CONFIG_HZ_1000 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"));
+        assertEquals(OptionalLong.empty(), MachineProbe.parseConfigHz("CONFIG_HZ_250=y\n"));
+        assertEquals(OptionalLong.empty(), MachineProbe.parseConfigHz("CONFIG_HZ=x\n"));
     }
 }
