@@ -7,14 +7,17 @@ import (
 	"time"
 )
 
-// ClockReport is what InspectClocks found: one entry per clock and reader,
-// the machine's timing-relevant settings, and notes in plain words. Field
-// names in JSON are snake_case with the unit in the name.
+// ClockReport is what InspectClocks found: one entry per clock, the
+// machine's timing-relevant configuration, the idle-latency state and
+// findings in plain words. It follows the clock report of spec/clocks.md:
+// its JSON form has the field names of spec/clocks.schema.json (snake_case,
+// the unit in the name), plus a few Go-only machine fields.
 type ClockReport struct {
-	// Clocks: CLOCK_MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE, REALTIME,
-	// REALTIME_COARSE, BOOTTIME, TAI, PROCESS_CPUTIME_ID and
-	// THREAD_CPUTIME_ID read with unix.ClockGettime (Linux only), then Go's
-	// own readers: time.Now and time.Since (the one keeptime waits on).
+	// Clocks are read in a fixed order: MONOTONIC, MONOTONIC_RAW,
+	// MONOTONIC_COARSE, REALTIME, REALTIME_COARSE, BOOTTIME, TAI,
+	// PROCESS_CPUTIME_ID and THREAD_CPUTIME_ID, then TSC and RDTSCP on
+	// x86-64 (Linux); off Linux only MONOTONIC and REALTIME, through Go's
+	// own readers.
 	Clocks []ClockInfo `json:"clocks"`
 	// Machine is the configuration that decides how precisely anything here
 	// can wait.
@@ -23,33 +26,57 @@ type ClockReport struct {
 	// latency value in force and whether this process may hold a request
 	// (the idle-latency hint, see IdleHint).
 	IdleLatency IdleLatencyReport `json:"idle_latency"`
-	// Notes says what the numbers mean for precise waiting.
-	Notes []string `json:"notes"`
+	// Findings say what the numbers mean for precise waiting: warnings
+	// first, the idle-latency finding last (ClockFindings).
+	Findings []Finding `json:"findings"`
 }
 
-// Clock returns the entry named name ("MONOTONIC", "time.Now", …), if any.
+// Clock returns the entry named name, ignoring ASCII case ("MONOTONIC"
+// and "monotonic" find the same clock), if the report has it.
 func (r *ClockReport) Clock(name string) (ClockInfo, bool) {
 	for _, c := range r.Clocks {
-		if c.Name == name {
+		if equalFoldASCII(c.Name, name) {
 			return c, true
 		}
 	}
 	return ClockInfo{}, false
 }
 
+// equalFoldASCII compares a and b ignoring the case of ASCII letters only.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	lower := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // ClockInfo is what one clock is and how it behaved when read back to back.
+// A clock that could not be read has Available false, zero measurements and
+// the reason in Error.
 type ClockInfo struct {
-	// Name is the clock's short name: "MONOTONIC", "REALTIME", …, or the Go
-	// function that reads it: "time.Now", "time.Since".
+	// Name is the clock's upper-case short name: "MONOTONIC", "REALTIME", ….
 	Name string `json:"name"`
 	// Description says what the clock counts.
 	Description string `json:"description"`
-	// Reader is how it was read: "unix.ClockGettime (system call)" or
-	// "Go runtime (vDSO)".
+	// Reader is how Go read it: "Go runtime (vDSO)" for MONOTONIC
+	// (time.Since, the reading keeptime waits on) and REALTIME (time.Now),
+	// "unix.ClockGettime (system call)" for the others, whose read costs are
+	// therefore system-call costs.
 	Reader string `json:"reader"`
-	// ClockID is the clockid_t passed to clock_gettime; nil for Go's readers.
-	ClockID *int `json:"clock_id"`
-	// ResolutionNs is what clock_getres reports; nil for Go's readers.
+	// ClockID is the clockid_t of clock_gettime; nil off Linux.
+	ClockID *int `json:"id"`
+	// ResolutionNs is what clock_getres reports; nil off Linux.
 	ResolutionNs *uint64 `json:"resolution_ns"`
 	// GranularityNs is the smallest non-zero step seen between two
 	// successive reads. For a fine clock it is bounded below by the read
@@ -64,9 +91,18 @@ type ClockInfo struct {
 	// ReadCostNs is the cost of one read in ns: the median over batches of
 	// batch time divided by reads per batch.
 	ReadCostNs float64 `json:"read_cost_ns"`
+	// GranularityTicks is, for the TSC, the smallest non-zero step in ticks.
+	GranularityTicks *uint64 `json:"granularity_ticks,omitempty"`
 	// MonotonicViolations counts reads lower than the read before: always 0
-	// for a working monotonic clock; REALTIME and TAI may step back.
+	// for a working monotonic clock; REALTIME and TAI may step back; for the
+	// TSC it means CPUs whose counters disagree.
 	MonotonicViolations uint64 `json:"monotonic_violations"`
+	// FrequencyHz is, for the TSC, its ticks per second, as FrequencySource
+	// says.
+	FrequencyHz *uint64 `json:"frequency_hz,omitempty"`
+	// FrequencySource is where FrequencyHz came from: FrequencyCPUIDLeaf15,
+	// FrequencyHypervisorCPUID or FrequencyMeasured.
+	FrequencySource string `json:"frequency_source,omitempty"`
 	// Available says whether the clock could be read at all.
 	Available bool `json:"available"`
 	// Error says why not.
@@ -74,47 +110,178 @@ type ClockInfo struct {
 }
 
 // MachineInfo is the machine's timing-relevant configuration. Anything that
-// could not be read is empty or nil.
+// could not be read is empty, nil or false: unknown, never a guess.
 type MachineInfo struct {
 	// OS is runtime.GOOS ("linux", "darwin", "windows", …).
 	OS string `json:"os"`
 	// Arch is runtime.GOARCH ("amd64", "arm64", …).
 	Arch string `json:"arch"`
-	// GoVersion is runtime.Version().
-	GoVersion string `json:"go_version"`
-	// NumCPU is runtime.NumCPU(): the CPUs this process may run on.
-	NumCPU int `json:"num_cpu"`
-	// GOMAXPROCS is how many goroutines run at once; a precise wake-up needs
-	// one of them free.
-	GOMAXPROCS int `json:"gomaxprocs"`
-	// SpinSlots is how many goroutines keeptime lets spin at once.
-	SpinSlots int `json:"spin_slots"`
 	// KernelRelease is `uname -r`.
 	KernelRelease string `json:"kernel_release,omitempty"`
 	// KernelVersion is `uname -v`; it names the preemption model (PREEMPT,
 	// PREEMPT_DYNAMIC, PREEMPT_RT).
 	KernelVersion string `json:"kernel_version,omitempty"`
+	// CPUModel is the first processor's model name in /proc/cpuinfo.
+	CPUModel string `json:"cpu_model,omitempty"`
+	// CPUsOnline is the count in /sys/devices/system/cpu/online.
+	CPUsOnline *int `json:"cpus_online"`
+	// CPUsAvailable is runtime.NumCPU(): the CPUs this process may run on.
+	CPUsAvailable *int `json:"cpus_available"`
 	// Clocksource is the kernel's current clocksource: "tsc" is read in user
-	// space through the vDSO; "hpet" and "acpi_pm" make every read a system
-	// call.
+	// space through the vDSO; "hpet", "acpi_pm", "jiffies",
+	// "refined-jiffies" and "pit" make every read a system call.
 	Clocksource string `json:"clocksource,omitempty"`
 	// AvailableClocksources are those the kernel considers usable.
 	AvailableClocksources []string `json:"available_clocksources,omitempty"`
+	// TSC is the time-stamp counter's flags from /proc/cpuinfo and its
+	// frequencies; nil without a TSC or without /proc/cpuinfo.
+	TSC *TSCInfo `json:"tsc"`
 	// TimerSlackNs is the inspecting OS thread's timer slack
 	// (PR_GET_TIMERSLACK): how late the kernel may fire its timers. Linux
 	// default 50 000; 1 on a thread keeptime has already waited on.
 	TimerSlackNs *uint64 `json:"timer_slack_ns"`
+	// TickHz is the kernel tick rate (CONFIG_HZ) from
+	// clock_getres(CLOCK_MONOTONIC_COARSE).
+	TickHz *uint64 `json:"tick_hz"`
+	// HighResolutionTimers says whether high-resolution timers are active;
+	// without them every timed wait is rounded up to the next tick.
+	HighResolutionTimers *bool `json:"high_resolution_timers"`
+	// HighResolutionTimersSource says where that came from:
+	// "/proc/timer_list" or "clock_getres(CLOCK_MONOTONIC)".
+	HighResolutionTimersSource string `json:"high_resolution_timers_source,omitempty"`
+	// IdleDriver is the cpuidle driver ("intel_idle", "haltpoll", "none", …).
+	IdleDriver string `json:"idle_driver,omitempty"`
+	// IdleStates are CPU 0's idle states, shallowest first.
+	IdleStates []IdleState `json:"idle_states,omitempty"`
+	// CPUFreqDriver is CPU 0's cpufreq driver ("intel_pstate", …).
+	CPUFreqDriver string `json:"cpufreq_driver,omitempty"`
+	// CPUFreqGovernor is CPU 0's cpufreq governor ("performance",
+	// "powersave", "schedutil", …).
+	CPUFreqGovernor string `json:"cpufreq_governor,omitempty"`
+	// Virtualization is the hypervisor this runs under; nil when there is no
+	// sign of one.
+	Virtualization *Virtualization `json:"virtualization"`
+	// StealFraction is the share (0–1) of CPU time the hypervisor took since
+	// boot (steal in /proc/stat).
+	StealFraction *float64 `json:"steal_fraction"`
+	// Preemption is the kernel's preemption model.
+	Preemption Preemption `json:"preemption"`
+	// PreemptionMode is, for PreemptionDynamic, the mode chosen at boot
+	// ("none", "voluntary", "full", "lazy") when it can be read.
+	PreemptionMode string `json:"preemption_mode,omitempty"`
+	// TAIOffsetS is CLOCK_TAI − CLOCK_REALTIME in whole seconds (37 when NTP
+	// has set it, 0 when nobody has).
+	TAIOffsetS *int64 `json:"tai_offset_s"`
+
+	// GoVersion is runtime.Version().
+	GoVersion string `json:"go_version,omitempty"`
+	// GOMAXPROCS is how many goroutines run at once; a precise wake-up needs
+	// one of them free.
+	GOMAXPROCS int `json:"gomaxprocs,omitempty"`
+	// SpinSlots is how many goroutines keeptime lets spin at once.
+	SpinSlots int `json:"spin_slots,omitempty"`
 	// AbsoluteWait says whether keeptime's OS waits take an absolute
 	// deadline (clock_nanosleep TIMER_ABSTIME) or fall back to time.Sleep.
 	AbsoluteWait bool `json:"absolute_wait"`
 }
 
+// TSCInfo is the time-stamp counter as /proc/cpuinfo describes it.
+type TSCInfo struct {
+	// ConstantTSC: it ticks at a fixed rate whatever the CPU frequency.
+	ConstantTSC bool `json:"constant_tsc"`
+	// NonstopTSC: it keeps ticking in deep idle states.
+	NonstopTSC bool `json:"nonstop_tsc"`
+	// TSCKnownFreq: the kernel got its frequency from the CPU or hypervisor.
+	TSCKnownFreq bool `json:"tsc_known_freq"`
+	// TSCReliable: the kernel trusts it without watchdog checks.
+	TSCReliable bool `json:"tsc_reliable"`
+	// RDTSCP: the rdtscp instruction is available.
+	RDTSCP bool `json:"rdtscp"`
+	// ReportedFrequencyHz is the frequency the CPU or hypervisor states
+	// through CPUID; nil when neither does.
+	ReportedFrequencyHz *uint64 `json:"reported_frequency_hz"`
+	// MeasuredFrequencyHz is the frequency counted against
+	// CLOCK_MONOTONIC_RAW; nil when not measured.
+	MeasuredFrequencyHz *uint64 `json:"measured_frequency_hz"`
+}
+
+// Invariant reports a constant rate that never stops: ticks convert to time.
+func (t TSCInfo) Invariant() bool { return t.ConstantTSC && t.NonstopTSC }
+
+// IdleState is one CPU idle state (C-state) and what waking from it costs.
+type IdleState struct {
+	// Name is the state's name ("POLL", "C1", "C6", …).
+	Name string `json:"name"`
+	// ExitLatencyUs is the worst-case time to wake from it, µs.
+	ExitLatencyUs uint64 `json:"exit_latency_us"`
+	// TargetResidencyUs is the shortest idle period for which the kernel
+	// chooses it, µs.
+	TargetResidencyUs *uint64 `json:"target_residency_us"`
+	// Disabled says whether the state is disabled (for CPU 0).
+	Disabled bool `json:"disabled"`
+}
+
+// Virtualization names the hypervisor a machine runs under.
+type Virtualization struct {
+	// Hypervisor is "KVM", "Xen", "VMware", …; "unknown" when only the CPU's
+	// hypervisor flag says so.
+	Hypervisor string `json:"hypervisor"`
+	// Source is where that came from: "/sys/hypervisor/type",
+	// "/sys/class/dmi/id" or "/proc/cpuinfo".
+	Source string `json:"source"`
+}
+
+// Preemption is how the kernel was built to preempt running kernel code.
+type Preemption string
+
+// The preemption models; the zero value is unknown.
+const (
+	PreemptionRT              Preemption = "rt"                // PREEMPT_RT
+	PreemptionFull            Preemption = "full"              // PREEMPT
+	PreemptionDynamic         Preemption = "dynamic"           // PREEMPT_DYNAMIC: chosen at boot, see PreemptionMode
+	PreemptionNoneOrVoluntary Preemption = "none_or_voluntary" // no PREEMPT flag
+	PreemptionUnknown         Preemption = "unknown"
+)
+
+// MarshalText writes the zero value as "unknown".
+func (p Preemption) MarshalText() ([]byte, error) {
+	if p == "" {
+		return []byte(PreemptionUnknown), nil
+	}
+	return []byte(p), nil
+}
+
+// Severity is how much a finding matters.
+type Severity string
+
+// The severities, in report order.
+const (
+	// SeverityWarning changes how precisely anything here can wait or measure.
+	SeverityWarning Severity = "warning"
+	// SeverityInfo is worth knowing when reading measurements.
+	SeverityInfo Severity = "info"
+)
+
+// Finding is one observation about the machine, in plain words, backed by
+// something the inspection read or measured.
+type Finding struct {
+	// Severity is how much it matters.
+	Severity Severity `json:"severity"`
+	// Code is a stable identifier such as "timer_slack_default" (the list is
+	// in spec/clocks.md).
+	Code string `json:"code"`
+	// Message is one or two sentences for a person.
+	Message string `json:"message"`
+}
+
+func (f Finding) String() string { return string(f.Severity) + ": " + f.Message }
+
 // InspectClocks reads every clock back to back and reports its resolution,
-// smallest step, read cost and monotonicity, with the machine's clocksource,
-// timer slack and CPU counts. It takes about 0.1 s (longer on a machine
-// whose clock reads are system calls) and returns an error only if nothing
-// could be measured; clocks that cannot be read are listed with Available
-// false and the reason.
+// smallest step, read cost and monotonicity, with the machine's
+// configuration, the idle-latency state and findings. It takes about 0.1 s
+// (longer on a machine whose clock reads are system calls) and returns an
+// error only if nothing could be measured; clocks that cannot be read are
+// listed with Available false and the reason.
 func InspectClocks() (*ClockReport, error) {
 	// One OS thread for the whole inspection: the timer slack read is the
 	// thread's, and CPU-time clocks should count one thread.
@@ -122,14 +289,14 @@ func InspectClocks() (*ClockReport, error) {
 	defer runtime.UnlockOSThread()
 
 	r := &ClockReport{}
-	r.Clocks = append(r.Clocks, osClocks()...)
-	r.Clocks = append(r.Clocks, goClocks()...)
-	r.Machine = machineInfo()
+	r.Clocks = inspectClocks()
+	r.Machine = machineInfo(r.Clocks)
+	r.Clocks = append(r.Clocks, tscClocks(&r.Machine, r.Clocks)...)
 	if slack, err := timerSlackNs(); err == nil {
 		r.Machine.TimerSlackNs = &slack
 	}
 	r.IdleLatency = InspectIdleLatency()
-	r.Notes = notes(r)
+	r.Findings = ClockFindings(r.Clocks, r.Machine, &r.IdleLatency)
 	for _, c := range r.Clocks {
 		if c.Available {
 			return r, nil
@@ -138,27 +305,20 @@ func InspectClocks() (*ClockReport, error) {
 	return r, fmt.Errorf("keeptime: no clock could be read")
 }
 
-// goClocks measures Go's own clock readers.
-func goClocks() []ClockInfo {
-	now := ClockInfo{
-		Name:        "time.Now",
-		Description: "Go's current time: wall clock and monotonic reading in one (two clock reads); stepped values here are its monotonic reading",
-		Reader:      "Go runtime (vDSO)",
-	}
-	base := time.Now()
-	// Sub of two Times with monotonic readings uses only those.
-	now.fill(measureReads(func() uint64 { return uint64(time.Now().Sub(base)) }))
-
+// goMonotonic measures CLOCK_MONOTONIC as Go reads it: time.Since of a Time
+// with a monotonic reading is one vDSO read, the one keeptime waits on.
+func goMonotonic(c *ClockInfo) {
+	c.Reader = "Go runtime (vDSO)"
 	anchor := time.Now()
-	since := ClockInfo{
-		Name:        "time.Since",
-		Description: "Go's monotonic reading alone (time.Since of a Time that has one): one CLOCK_MONOTONIC read; the clock keeptime waits on",
-		Reader:      "Go runtime (vDSO)",
-	}
-	since.fill(measureReads(func() uint64 { return uint64(time.Since(anchor)) }))
-	return []ClockInfo{now, since}
+	c.fill(measureReads(func() uint64 { return uint64(time.Since(anchor)) }))
 }
 
+// goRealtime measures CLOCK_REALTIME as Go reads it: time.Now, which reads
+// the wall clock and the monotonic clock (two vDSO reads).
+func goRealtime(c *ClockInfo) {
+	c.Reader = "Go runtime (vDSO, time.Now: wall and monotonic reading)"
+	c.fill(measureReads(func() uint64 { return uint64(time.Now().UnixNano()) }))
+}
 func (c *ClockInfo) fill(m readMeasurement) {
 	c.Available = true
 	c.ReadCostNs = m.readCostNs
@@ -271,44 +431,15 @@ func median(xs []float64) float64 {
 }
 
 func baseMachineInfo() MachineInfo {
+	n := runtime.NumCPU()
 	return MachineInfo{
-		OS:           runtime.GOOS,
-		Arch:         runtime.GOARCH,
-		GoVersion:    runtime.Version(),
-		NumCPU:       runtime.NumCPU(),
-		GOMAXPROCS:   runtime.GOMAXPROCS(0),
-		SpinSlots:    int(spinSlots),
-		AbsoluteWait: clk().absolute,
+		OS:            runtime.GOOS,
+		Arch:          runtime.GOARCH,
+		CPUsAvailable: &n,
+		Preemption:    PreemptionUnknown,
+		GoVersion:     runtime.Version(),
+		GOMAXPROCS:    runtime.GOMAXPROCS(0),
+		SpinSlots:     int(spinSlots),
+		AbsoluteWait:  clk().absolute,
 	}
-}
-
-// notes turns the report into plain-language observations.
-func notes(r *ClockReport) []string {
-	var out []string
-	m := r.Machine
-	switch m.Clocksource {
-	case "", "tsc", "arch_sys_counter":
-	default:
-		out = append(out, fmt.Sprintf("The clocksource is %q, not the TSC: every clock read may be a system call, which makes spinning coarse and expensive.", m.Clocksource))
-	}
-	if m.TimerSlackNs != nil && *m.TimerSlackNs > 1 {
-		out = append(out, fmt.Sprintf("This thread's timer slack is %d ns: a plain sleep on it wakes up to that much late. keeptime sets 1 ns on each thread it waits on.", *m.TimerSlackNs))
-	}
-	if !m.AbsoluteWait {
-		out = append(out, "OS waits fall back to time.Sleep (relative, ~1 ms granularity): keeptime's spin finishes every wait, at a higher CPU cost.")
-	}
-	if m.GOMAXPROCS < 2 {
-		out = append(out, "GOMAXPROCS is 1: a goroutine woken from its OS wait must wait for the running goroutine to yield; precise waits need a free P.")
-	}
-	if c, ok := r.Clock("MONOTONIC_COARSE"); ok && c.ResolutionNs != nil && *c.ResolutionNs > 0 {
-		out = append(out, fmt.Sprintf("The kernel tick is %s (CLOCK_MONOTONIC_COARSE resolution, i.e. CONFIG_HZ=%d): coarse clocks step by that much.", time.Duration(*c.ResolutionNs), time.Second/time.Duration(*c.ResolutionNs)))
-	}
-	out = append(out, idleNotes(r.IdleLatency)...)
-	now, ok1 := r.Clock("time.Now")
-	since, ok2 := r.Clock("time.Since")
-	sys, ok3 := r.Clock("MONOTONIC")
-	if ok1 && ok2 && ok3 && sys.Available {
-		out = append(out, fmt.Sprintf("Reading CLOCK_MONOTONIC costs %.0f ns through time.Since (vDSO), %.0f ns through time.Now (wall + monotonic) and %.0f ns through unix.ClockGettime (a system call); keeptime spins on time.Since.", since.ReadCostNs, now.ReadCostNs, sys.ReadCostNs))
-	}
-	return out
 }

@@ -24,21 +24,38 @@ type IdleLatencyReport struct {
 	// Driver is the cpuidle driver (/sys/devices/system/cpu/cpuidle/current_driver):
 	// "none" (idle CPUs poll or halt, no exit latency to cap), "haltpoll",
 	// "intel_idle", "acpi_idle", …; empty when there is no cpuidle interface.
-	Driver string `json:"cpuidle_driver,omitempty"`
+	Driver string `json:"driver,omitempty"`
 	// Governor is the cpuidle governor ("menu", "teo", "haltpoll", …).
-	Governor string `json:"cpuidle_governor,omitempty"`
+	Governor string `json:"governor,omitempty"`
 	// InForceMicros is the CPU latency bound in force system-wide, µs, read
 	// from /dev/cpu_dma_latency (4 bytes, a native-endian s32);
 	// 2000000000 means unconstrained. Nil when it could not be read.
-	InForceMicros *int32 `json:"pm_qos_in_force_us"`
+	InForceMicros *int32 `json:"in_force_us"`
 	// ReadError says why InForceMicros could not be read.
-	ReadError string `json:"pm_qos_read_error,omitempty"`
+	ReadError string `json:"read_error,omitempty"`
 	// MayRequest says whether this process may hold a request: write access
 	// to the device, checked with the effective ids without opening it.
 	MayRequest bool `json:"may_request"`
 	// RequestRefused says, when it may not, which permission it lacks (or
 	// that there is no device).
 	RequestRefused string `json:"request_refused,omitempty"`
+	// Device is the device's permission bits and owner; nil when it does
+	// not exist (or off Linux).
+	Device *DeviceAccess `json:"device"`
+	// EUID is this process's effective uid; nil off Linux.
+	EUID *uint32 `json:"euid"`
+	// Groups are this process's effective gid and supplementary groups.
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// DeviceAccess is a device's permission bits and owner.
+type DeviceAccess struct {
+	// Mode is the permission bits (0o600 for the usual root-only device).
+	Mode uint32 `json:"mode"`
+	// UID is the owner's uid.
+	UID uint32 `json:"uid"`
+	// GID is the group's gid.
+	GID uint32 `json:"gid"`
 }
 
 // Unconstrained reports whether the value in force is the kernel's default
@@ -67,6 +84,7 @@ func inspectIdleLatency(root string) IdleLatencyReport {
 		r.ReadError = err.Error()
 	}
 	r.MayRequest, r.RequestRefused = mayHoldPmqos(device)
+	r.Device, r.EUID, r.Groups = credentials(device)
 	return r
 }
 
@@ -142,25 +160,4 @@ func lsMode(m fs.FileMode) string {
 		kind = "d"
 	}
 	return kind + m.Perm().String()[1:]
-}
-
-// idleNotes says in plain words what the idle report means for precise
-// waiting and for the idle-latency hint.
-func idleNotes(r IdleLatencyReport) []string {
-	var out []string
-	switch r.Driver {
-	case "":
-		out = append(out, "No cpuidle interface: the idle-latency hint (Sleeper.SetIdleHint) has no idle states to cap here.")
-	case "none":
-		out = append(out, "The cpuidle driver is none: idle CPUs poll or halt with no exit latency to cap, so the idle-latency hint (Sleeper.SetIdleHint) changes little here.")
-	default:
-		out = append(out, fmt.Sprintf("The cpuidle driver is %s: idle states with an exit latency delay OS wake-ups. The idle-latency hint (Sleeper.SetIdleHint(keeptime.IdleHintZero)) caps it, at a price: idle CPUs poll (more power; a VM's host sees its vCPUs busy).", r.Driver))
-	}
-	if r.InForceMicros != nil && !r.Unconstrained() {
-		out = append(out, fmt.Sprintf("A PM QoS CPU latency request of %d µs is in force (a process holds /dev/cpu_dma_latency open).", *r.InForceMicros))
-	}
-	if !r.MayRequest && r.Driver != "" && r.Driver != "none" {
-		out = append(out, "This process may not hold the idle-latency hint: "+r.RequestRefused+".")
-	}
-	return out
 }

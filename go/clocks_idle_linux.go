@@ -36,3 +36,24 @@ func mayHoldPmqos(path string) (bool, string) {
 	return false, lackedWritePermission(path, fi.Mode(), st.Uid, st.Gid,
 		uint32(os.Geteuid()), uint32(os.Getegid()), inGroup)
 }
+
+// credentials are the device's mode and owner (nil when it cannot be
+// read) and this process's effective uid, effective gid and supplementary
+// groups.
+func credentials(path string) (*DeviceAccess, *uint32, []uint32) {
+	var dev *DeviceAccess
+	var st unix.Stat_t
+	if unix.Stat(path, &st) == nil {
+		dev = &DeviceAccess{Mode: st.Mode & 0o7777, UID: st.Uid, GID: st.Gid}
+	}
+	euid, egid := uint32(os.Geteuid()), uint32(os.Getegid())
+	groups := []uint32{egid}
+	if gs, err := os.Getgroups(); err == nil {
+		for _, g := range gs {
+			if uint32(g) != egid {
+				groups = append(groups, uint32(g))
+			}
+		}
+	}
+	return dev, &euid, groups
+}

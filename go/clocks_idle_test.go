@@ -44,11 +44,9 @@ func TestIdleReportReadsDriverGovernorAndValueInForce(t *testing.T) {
 			t.Fatalf("may not request: %+v", r)
 		}
 	}
-	notes := strings.Join(idleNotes(r), "\n")
-	for _, want := range []string{"The cpuidle driver is haltpoll", "idle CPUs poll", "A PM QoS CPU latency request of 0 µs is in force"} {
-		if !strings.Contains(notes, want) {
-			t.Errorf("notes lack %q:\n%s", want, notes)
-		}
+	f, ok := idleFinding(r, MachineInfo{})
+	if !ok || f.Code != "idle_hint_available" || !strings.Contains(f.Message, "A process already holds 0 µs.") {
+		t.Errorf("finding %+v", f)
 	}
 
 	root = fakeRoot(t, map[string][]byte{
@@ -60,8 +58,8 @@ func TestIdleReportReadsDriverGovernorAndValueInForce(t *testing.T) {
 	if r.Driver != "none" || r.Governor != "menu" || !r.Unconstrained() {
 		t.Fatalf("%+v", r)
 	}
-	if n := idleNotes(r); len(n) != 1 || !strings.Contains(n[0], "changes little") {
-		t.Fatalf("notes %q", n)
+	if f, ok := idleFinding(r, MachineInfo{}); !ok || f.Code != "idle_hint_little_effect" || !strings.Contains(f.Message, "changes little") {
+		t.Fatalf("finding %+v", f)
 	}
 }
 

@@ -2,7 +2,17 @@
 
 package keeptime
 
-// osClocks: off Linux only Go's own readers are measured.
-func osClocks() []ClockInfo { return nil }
+// inspectClocks: off Linux (or in the portable build) only the clocks Go
+// reads itself, without clock_getres.
+func inspectClocks() []ClockInfo {
+	mono := ClockInfo{Name: "MONOTONIC", Description: "Go's monotonic reading (time.Since): what keeptime waits on"}
+	goMonotonic(&mono)
+	real := ClockInfo{Name: "REALTIME", Description: "Go's wall-clock time (time.Now); may step"}
+	goRealtime(&real)
+	return []ClockInfo{mono, real}
+}
 
-func machineInfo() MachineInfo { return baseMachineInfo() }
+func machineInfo([]ClockInfo) MachineInfo { return baseMachineInfo() }
+
+// tscClocks: the TSC is read only on Linux.
+func tscClocks(*MachineInfo, []ClockInfo) []ClockInfo { return nil }

@@ -74,8 +74,8 @@ func ExampleInspectClocks() {
 		fmt.Printf("%-18s %-32s read %6.1f ns, %s\n", c.Name, c.Reader, c.ReadCostNs, step)
 	}
 	fmt.Println("clocksource:", report.Machine.Clocksource)
-	for _, note := range report.Notes {
-		fmt.Println("-", note)
+	for _, f := range report.Findings {
+		fmt.Printf("- %s %s: %s\n", f.Severity, f.Code, f.Message)
 	}
 }
 

@@ -16,17 +16,20 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.function.LongSupplier;
 
 /**
- * Clock inspection, without leaving Java: how fine and how costly
- * {@link System#nanoTime()} really is, how coarse
- * {@link System#currentTimeMillis()} and {@link Instant#now()} are, and what
- * Linux says about its clocksource, the thread's timer slack, virtualisation,
- * and its idle states and PM QoS request ({@link #idleLatency()}).
+ * Clock inspection: how fine and how costly {@link System#nanoTime()} (the
+ * MONOTONIC clock) and {@link Instant#now()} (REALTIME) really are, how
+ * coarse {@link System#currentTimeMillis()} is, what Linux says about its
+ * clocksource, timer slack, idle states, cpufreq, virtualisation and
+ * preemption, the idle-latency state ({@link #idleLatency()}), and findings
+ * in plain words ({@link ClockReport#findings()}).
  *
  * <pre>{@code
  * ClockReport r = Clocks.inspect();
- * System.out.print(r);                           // readable, one figure per line
+ * System.out.print(r);                           // readable, one figure per line, then the findings
  * double costNs = r.nanoTimeLatencyNs();
  * }</pre>
  *
@@ -34,14 +37,16 @@ import java.util.OptionalInt;
  * {@code currentTimeMillis} is coarse, at most ~0.5 s).
  */
 public final class Clocks {
-    /** Back-to-back calls per timed batch of the latency measurement. */
+    /** Back-to-back calls per timed batch of the read-cost measurement. */
     static final int CALLS_PER_BATCH = 10_000;
-    /** Timed batches; the latency is their median. */
+    /** Timed batches; the read cost is their median. */
     static final int BATCHES = 31;
-    /** Successive pairs examined for the nanoTime granularity. */
-    static final int GRANULARITY_READS = 1_000_000;
+    /** Successive reads examined for granularity, repeats and monotonicity. */
+    static final int GRANULARITY_READS = 200_000;
     /** Steps a coarse clock must show before its granularity is trusted. */
     static final int MIN_STEPS = 3;
+    /** Time spent measuring one clock: cost batches stop after half of it; a clock that has not stepped gets four. */
+    static final long PER_CLOCK_LIMIT_NS = 50_000_000;
     /** Longest time spent waiting for a coarse clock to step. */
     static final long COARSE_LIMIT_NS = 250_000_000;
 
@@ -56,29 +61,19 @@ public final class Clocks {
      */
     public static ClockReport inspect() {
         warmUp();
-        double latency = nanoTimeLatencyNs();
-        long[] granularity = nanoTimeGranularity();
+        ClockInfo monotonic = measure("MONOTONIC",
+                "System.nanoTime(): time since boot, not counting suspend (CLOCK_MONOTONIC on Linux)", System::nanoTime);
+        ClockInfo realtime = measure("REALTIME",
+                "Instant.now(): wall-clock time since 1970 in ns (CLOCK_REALTIME on Linux); may step", Clocks::instantNs);
         long millisStep = currentTimeMillisGranularityMs();
-        long instantStep = instantGranularityNs();
-        String base = "/sys/devices/system/clocksource/clocksource0/";
-        Optional<String> current = LinuxFiles.read(base + "current_clocksource");
-        List<String> available = LinuxFiles.read(base + "available_clocksource")
-                .map(s -> List.of(s.split("\\s+")))
-                .orElse(List.of());
+        MachineInfo machine = MachineProbe.read(TimerSlack.current());
         return new ClockReport(
-                latency,
-                granularity[0],
-                granularity[1],
+                List.of(monotonic, realtime),
+                machine,
+                idleLatency(),
                 millisStep,
-                instantStep,
-                current,
-                available,
-                TimerSlack.current(),
                 TimerSlack.isSupported(),
-                virtualization(available),
-                Runtime.getRuntime().availableProcessors(),
-                System.getProperty("java.vm.name", "JVM") + " " + Runtime.version(),
-                idleLatency());
+                System.getProperty("java.vm.name", "JVM") + " " + Runtime.version());
     }
 
     /**
@@ -158,39 +153,62 @@ public final class Clocks {
         sink = acc;
     }
 
-    /** Median over batches of (batch time / calls per batch). */
-    static double nanoTimeLatencyNs() {
-        double[] perCall = new double[BATCHES];
-        long acc = 0;
-        for (int b = 0; b < BATCHES; b++) {
-            long t0 = System.nanoTime();
-            for (int i = 0; i < CALLS_PER_BATCH; i++) {
-                acc += System.nanoTime();
-            }
-            long t1 = System.nanoTime();
-            perCall[b] = (double) (t1 - t0) / CALLS_PER_BATCH;
-        }
-        sink = acc;
-        Arrays.sort(perCall);
-        return Percentiles.nearestRank(perCall, 500);
+    private static long instantNs() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
     }
 
-    /** {smallest non-zero forward step, backward steps} over successive calls. */
-    static long[] nanoTimeGranularity() {
-        long min = Long.MAX_VALUE;
-        long backwards = 0;
-        long prev = System.nanoTime();
-        for (int i = 0; i < GRANULARITY_READS; i++) {
-            long now = System.nanoTime();
-            long step = now - prev;
-            if (step > 0 && step < min) {
-                min = step;
-            } else if (step < 0) {
-                backwards++;
+    /**
+     * Reads a clock back to back: the read cost is the median over batches of
+     * batch time / calls; then successive reads give the smallest step, the
+     * share of repeats and the backward steps.
+     */
+    static ClockInfo measure(String name, String description, LongSupplier read) {
+        long start = System.nanoTime();
+        double[] perCall = new double[BATCHES];
+        int batches = 0;
+        long acc = 0;
+        while (batches < BATCHES && (batches == 0 || System.nanoTime() - start < PER_CLOCK_LIMIT_NS / 2)) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < CALLS_PER_BATCH; i++) {
+                acc += read.getAsLong();
             }
-            prev = now;
+            perCall[batches++] = (double) (System.nanoTime() - t0) / CALLS_PER_BATCH;
         }
-        return new long[] {min == Long.MAX_VALUE ? 0 : min, backwards};
+        sink = acc;
+        double[] costs = Arrays.copyOf(perCall, batches);
+        Arrays.sort(costs);
+        double cost = Percentiles.nearestRank(costs, 500);
+
+        long pairs = 0;
+        long repeats = 0;
+        long steps = 0;
+        long backwards = 0;
+        long min = Long.MAX_VALUE;
+        long prev = read.getAsLong();
+        while (true) {
+            for (int i = 0; i < 256; i++) {
+                long now = read.getAsLong();
+                pairs++;
+                if (now == prev) {
+                    repeats++;
+                } else if (now - prev > 0) {
+                    min = Math.min(min, now - prev);
+                    steps++;
+                } else {
+                    backwards++;
+                }
+                prev = now;
+            }
+            long elapsed = System.nanoTime() - start;
+            boolean enough = pairs >= GRANULARITY_READS && steps >= MIN_STEPS;
+            if (enough || elapsed > PER_CLOCK_LIMIT_NS && steps >= MIN_STEPS || elapsed > 4 * PER_CLOCK_LIMIT_NS) {
+                break;
+            }
+        }
+        return new ClockInfo(name, description, OptionalLong.empty(),
+                min == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(min),
+                (double) repeats / pairs, pairs, cost, backwards, true, Optional.empty());
     }
 
     /** Smallest non-zero step once the clock has stepped MIN_STEPS times (or the time limit passed). */
@@ -210,54 +228,5 @@ public final class Clocks {
             }
         }
         return min == Long.MAX_VALUE ? 0 : min;
-    }
-
-    static long instantGranularityNs() {
-        long start = System.nanoTime();
-        Instant prev = Instant.now();
-        long min = Long.MAX_VALUE;
-        int steps = 0;
-        while ((steps < 1_000 || System.nanoTime() - start < 2_000_000)
-                && System.nanoTime() - start < COARSE_LIMIT_NS) {
-            Instant now = Instant.now();
-            if (now.isAfter(prev)) {
-                long d = (now.getEpochSecond() - prev.getEpochSecond()) * 1_000_000_000L
-                        + (now.getNano() - prev.getNano());
-                min = Math.min(min, d);
-                steps++;
-            }
-            prev = now;
-        }
-        return min == Long.MAX_VALUE ? 0 : min;
-    }
-
-    /**
-     * A hint, from the clocksources a paravirtualised kernel offers, Xen's and
-     * the DMI tables' names, and the CPU's "hypervisor" flag.
-     */
-    static Optional<String> virtualization(List<String> clocksources) {
-        if (clocksources.contains("kvm-clock")) {
-            return Optional.of("KVM");
-        }
-        if (clocksources.contains("hyperv_clocksource_tsc_page")) {
-            return Optional.of("Hyper-V");
-        }
-        Optional<String> xen = LinuxFiles.read("/sys/hypervisor/type");
-        if (xen.isPresent()) {
-            return xen;
-        }
-        Optional<String> product = LinuxFiles.read("/sys/class/dmi/id/product_name");
-        Optional<String> vendor = LinuxFiles.read("/sys/class/dmi/id/sys_vendor");
-        String dmi = (vendor.orElse("") + " " + product.orElse("")).toLowerCase(java.util.Locale.ROOT);
-        for (String name : new String[] {"kvm", "qemu", "vmware", "virtualbox", "virtual machine", "xen", "bochs", "parallels"}) {
-            if (dmi.contains(name)) {
-                return Optional.of((vendor.orElse("") + " " + product.orElse("")).trim());
-            }
-        }
-        boolean flag = LinuxFiles.read("/proc/cpuinfo")
-                .map(s -> s.lines().filter(l -> l.startsWith("flags")).findFirst().orElse(""))
-                .map(l -> l.contains(" hypervisor"))
-                .orElse(false);
-        return flag ? Optional.of("hypervisor (CPU flag; type unknown)") : Optional.empty();
     }
 }

@@ -20,42 +20,82 @@ class ClocksTest {
     @Test
     void inspectMeasuresTheClocks() {
         ClockReport r = Clocks.inspect();
+        assertEquals(List.of("MONOTONIC", "REALTIME"), r.clocks().stream().map(ClockInfo::name).toList(), r::toString);
+        for (ClockInfo c : r.clocks()) {
+            assertTrue(c.available() && c.error().isEmpty(), r::toString);
+            assertTrue(c.readCostNs() > 0 && c.samples() > 0, r::toString);
+            assertTrue(c.repeatFraction() >= 0 && c.repeatFraction() <= 1, r::toString);
+        }
+        assertEquals(0, r.nanoTimeBackwardSteps(), r::toString);
         assertTrue(r.nanoTimeLatencyNs() > 0, r::toString);
         assertTrue(r.nanoTimeGranularityNs() > 0, r::toString);
         assertTrue(r.instantGranularityNs() > 0, r::toString);
         assertTrue(r.currentTimeMillisGranularityMs() >= 0, r::toString);
         assertEquals(Runtime.getRuntime().availableProcessors(), r.availableProcessors());
+        assertEquals(r.clock("MONOTONIC"), r.clock("monotonic"));
+        // The findings are the rules' verdict on the report's own parts.
+        assertEquals(ClockFindings.of(r.clocks(), r.machine(), Optional.of(r.idleLatency())), r.findings());
         String text = r.toString();
-        for (String line : new String[] {"System.nanoTime", "currentTimeMillis", "clocksource", "timer slack"}) {
+        for (String line : new String[] {"System.nanoTime", "Instant.now", "currentTimeMillis", "clocksource", "timer slack"}) {
             assertTrue(text.contains(line), text);
         }
+        for (Finding f : r.findings()) {
+            assertTrue(text.contains(f.message()), text);
+        }
         if (System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+            MachineInfo m = r.machine();
             assertTrue(r.clocksource().isPresent(), text);
             assertTrue(r.availableClocksources().contains(r.clocksource().get()), text);
             assertTrue(r.timerSlackNs().isPresent(), text);
+            assertTrue(m.kernelRelease().isPresent() && m.cpusOnline().isPresent(), m::toString);
+            assertTrue(m.preemption() != MachineInfo.Preemption.UNKNOWN, m::toString);
         }
     }
 
     @Test
     void reportReadsWell() {
-        ClockReport r = new ClockReport(21.5, 20, 0, 1, 1_000, Optional.of("tsc"), List.of("tsc", "hpet"),
-                OptionalLong.of(50_000), false, Optional.of("KVM"), 2, "VM 17",
+        MachineInfo m = ClockFindingsTest.quietMachine();
+        ClockReport r = new ClockReport(
+                List.of(new ClockInfo("MONOTONIC", "nanoTime", OptionalLong.empty(), OptionalLong.of(20), 0, 1000, 21.5, 0,
+                        true, Optional.empty())),
+                new MachineInfo(m.os(), m.arch(), m.kernelRelease(), m.kernelVersion(), m.cpuModel(), m.cpusOnline(),
+                        OptionalInt.of(2), m.clocksource(), m.availableClocksources(), m.tsc(), OptionalLong.of(50_000),
+                        m.tickHz(), m.highResolutionTimers(), m.idleDriver(), m.idleStates(), m.cpufreqDriver(),
+                        m.cpufreqGovernor(), Optional.of(new MachineInfo.Virtualization("KVM", "cpuid")), m.stealFraction(),
+                        m.preemption(), m.preemptionMode(), m.taiOffsetS()),
                 new IdleLatencyReport(Optional.of("haltpoll"), Optional.of("haltpoll"), OptionalInt.of(2_000_000_000),
                         Optional.empty(), false, Optional.of("write access to /dev/cpu_dma_latency (rw-------, owner root, "
-                                + "group root): run as root, or let this user write it (e.g. a udev rule giving a group rw)")));
+                                + "group root): run as root, or let this user write it (e.g. a udev rule giving a group rw)")),
+                1, false, "VM 17");
         String text = r.toString();
-        assertTrue(text.contains("21.5 ns per call, steps of 20 ns, monotonic"), text);
+        assertTrue(text.contains("System.nanoTime    21.5 ns per call, steps of 20 ns\n".replace("\n", System.lineSeparator())), text);
         assertTrue(text.contains("tsc (available: tsc hpet)"), text);
         assertTrue(text.contains("50000 ns on this thread (timed waits wake up to this much late)"), text);
         assertTrue(text.contains("cpuidle            driver haltpoll, governor haltpoll (idle states"), text);
         assertTrue(text.contains("PM QoS latency     2000000000 µs (unconstrained)"), text);
         assertTrue(text.contains("idle hint          this process may not hold it: lacks write access to /dev/cpu_dma_latency"
                 + " (rw-------, owner root, group root): run as root"), text);
+        assertEquals(List.of("warning:virtualized", "info:timer_slack_default", "info:idle_hint_available"),
+                r.findings().stream().map(f -> f.severity().jsonName() + ":" + f.code()).toList());
+        assertTrue(text.contains("warning            Running under KVM: "), text);
+        assertEquals(Optional.of("KVM"), r.virtualization());
+        assertEquals(21.5, r.nanoTimeLatencyNs());
+        assertEquals(20, r.nanoTimeGranularityNs());
     }
 
     @Test
-    void virtualizationHintFromClocksources() {
-        assertEquals(Optional.of("KVM"), Clocks.virtualization(List.of("tsc", "kvm-clock")));
+    void clockLookupIgnoresAsciiCaseOnly() {
+        ClockReport r = new ClockReport(
+                List.of(new ClockInfo("MONOTONIC_RAW", "", OptionalLong.empty(), OptionalLong.empty(), 0, 0, 0, 0, true,
+                        Optional.empty()), new ClockInfo("K", "", OptionalLong.empty(), OptionalLong.empty(), 0, 0, 0, 0,
+                        true, Optional.empty())),
+                ClockFindingsTest.quietMachine(), Clocks.idleLatency(Path.of("/nowhere")), 0, false, "VM");
+        for (String n : new String[] {"MONOTONIC_RAW", "monotonic_raw", "Monotonic_Raw", "k"}) {
+            assertTrue(r.clock(n).isPresent(), n);
+        }
+        for (String n : new String[] {"MONOTONIC", "monotonic_raw ", "\u212a", ""}) {
+            assertTrue(r.clock(n).isEmpty(), n);
+        }
     }
 
     @Test
