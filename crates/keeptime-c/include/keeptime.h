@@ -444,7 +444,27 @@ const char *kt_version(void);
 int kt_clocks_json(char **json);
 
 /**
- * Frees a string returned by this library (`kt_clocks_json`).
+ * The findings the core makes from a clock report's parts, by the rules of
+ * `spec/clocks.md`: `parts_json` is a NUL-terminated UTF-8 JSON object
+ * `{"clocks": [...], "machine": {...}, "idle_latency": {...} or null}` in
+ * the shape of `kt_clocks_json`'s report (absent fields are unknown). Stores
+ * the findings, a JSON array of `{severity, code, message}` in report order,
+ * in `*findings_json`; free it with `kt_string_free`. This is how a report
+ * made elsewhere (a saved one, or one a test builds) gets its findings.
+ *
+ * Returns `KT_OK`, `KT_ENULL` if a pointer is NULL, or `KT_EINVAL` if
+ * `parts_json` is not UTF-8 or not such an object (`*findings_json` is then
+ * NULL).
+ *
+ * # Safety
+ * `parts_json` is NULL or a NUL-terminated string; `findings_json` is NULL
+ * or valid for writing a pointer.
+ */
+int kt_clock_findings_json(const char *parts_json, char **findings_json);
+
+/**
+ * Frees a string returned by this library (`kt_clocks_json`,
+ * `kt_clock_findings_json`).
  * `kt_string_free(NULL)` does nothing; never pass a string from elsewhere.
  *
  * # Safety

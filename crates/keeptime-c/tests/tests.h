@@ -29,6 +29,8 @@
     X(interrupt_stops_a_long_sleep)     \
     X(interrupt_stops_a_ticker_wait)    \
     X(clocks_json_report)               \
+    X(clock_findings_vectors)           \
+    X(errors_clock_findings)            \
     X(delay_errors)                     \
     X(delay_never_early)                \
     X(delay_cancel_stops_callbacks)     \
