@@ -229,7 +229,8 @@ pub struct PlanStep {
     /// The first plan of a sleep (no OS wait taken yet): only then may a
     /// wait cut short to its bucket's longest (a *chunk*) be taken.
     pub first: bool,
-    /// The first plan of every [`EXPLORE_EVERY`]-th sleep.
+    /// The first plan of a sleep that [`explores`]: each of a sleeper's
+    /// first [`EXPLORE_YOUNG_SLEEPS`], then every [`EXPLORE_EVERY`]-th.
     pub explore: bool,
     /// A two-wait plan's first wait has been taken: only its short wait (one
     /// OS wait, then a spin) or a spin may follow, no further split or chunk.
