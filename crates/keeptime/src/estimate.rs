@@ -13,16 +13,20 @@
 //!   12.5 % wide): O(1) per observation (one bin in, the oldest one out), enough
 //!   samples to place a late-share target down to 0.1 %.
 //! * [`margin`](MarginEstimator::margin)`(b, share)` is the upper edge of the
-//!   bin that holds the sample of rank `floor(n · share) + 1` from the top: at
-//!   most that share of the remembered wake-ups came later than the margin.
+//!   bin that holds the `k`-th largest sample, `k = floor((n + 1) · share)`
+//!   (the largest when `k = 0`): a further wake-up lands above it with chance
+//!   `k / (n + 1) ≤ share`.
+//! * A short bucket (up to [`POOL_MAX_BUCKET`], waits below 524 µs) too young
+//!   for a share on its own is answered by its live neighbours' samples
+//!   pooled (`b − 1`, `b`, `b + 1`), never below its own samples' quantile.
 //! * **One outlier** counts for exactly [`WINDOW`] further OS waits of its
 //!   length (or until its bucket goes [`HORIZON`] sleeps unused). While it
 //!   counts it can raise the margin at share `p` by at most one rank of the
-//!   remembered distribution once `n · p ≥ 1` (100 samples at 1 %, 1 000 at
-//!   0.1 %): its size does not matter. In a younger window it is the margin,
+//!   remembered distribution once `(n + 1) · p ≥ 2` (199 samples at 1 %; at
+//!   0.1 % a full window sets none aside): its size does not matter. In a younger window it is the margin,
 //!   and the planner ([`plan_exact`](crate::plan_exact)) prices that.
-//! * **A lasting shift** up is followed once `floor(n · p) + 1` new samples
-//!   are above the old margin (11 at 1 % with a full window, 2 at 0.1 %); a
+//! * **A lasting shift** up is followed once `max(k, 1)` new samples are
+//!   above the old margin (10 at 1 % with a full window, 1 at 0.1 %); a
 //!   shift down once the old samples are out of the window, within
 //!   [`WINDOW`] OS waits of that length.
 //! * The thread-CPU cost of an OS wait is sampled on every
@@ -56,6 +60,11 @@ pub const COST_SAMPLE_EVERY: u64 = 8;
 pub const MAX_SAMPLE_NS: u64 = 1_000_000_000;
 /// Shares are given in parts per million.
 pub const PPM: u64 = 1_000_000;
+/// The longest bucket that pools with its neighbours (waits below 524 µs,
+/// the short waits of two-wait plans): a longer wait's wake-up depends on
+/// its length (a deeper idle state, the host's scheduler), so a young long
+/// bucket is answered by its own samples alone.
+pub const POOL_MAX_BUCKET: usize = 5;
 /// log2 of the upper bound of bucket 0 (16 384 ns).
 const BUCKET_SHIFT: u32 = 14;
 
@@ -205,6 +214,26 @@ impl Default for MarginEstimator {
     }
 }
 
+/// The buckets whose samples answer a query (`spec/estimator.md`, *view*).
+#[derive(Clone, Copy, Debug, Default)]
+struct View {
+    members: [usize; 3],
+    len: usize,
+    n: u64,
+    established: bool,
+}
+
+impl View {
+    fn one(b: usize, n: u64, established: bool) -> View {
+        View {
+            members: [b, 0, 0],
+            len: 1,
+            n,
+            established,
+        }
+    }
+}
+
 /// What the live samples of one bucket say about a margin `g`: how many woke
 /// after it, and the summed spin of those that did not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,83 +329,152 @@ impl MarginEstimator {
         (0..BUCKETS).all(|b| !self.is_live(b))
     }
 
-    /// The margin at which at most `share_ppm` parts per million of the
-    /// remembered wake-ups of bucket `b` came later: the upper edge of the bin
-    /// holding the sample of rank `floor(n · share_ppm / 10^6) + 1` from the
-    /// top. A window too young to set a sample aside at that share
-    /// (`n · share < 10^6`) answers at least the same quantile of every live
-    /// longer bucket. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
+    /// The samples that stand for bucket `b` at share `share_ppm`
+    /// (`spec/estimator.md`, *view*): the source's own when they are enough
+    /// to set one aside at that share, else the live buckets among `b − 1`,
+    /// `b`, `b + 1` pooled (a wait's overshoot hardly depends on its exact
+    /// length), else the same samples marked not established.
+    fn view(&self, b: usize, share_ppm: u64) -> Option<View> {
+        let s = self.source(b)?;
+        if self.places(self.buckets[s].len as u64, share_ppm) {
+            return Some(View::one(s, self.buckets[s].len as u64, true));
+        }
+        if b > POOL_MAX_BUCKET {
+            return Some(View::one(s, self.buckets[s].len as u64, false));
+        }
+        let mut v = View::default();
+        for k in b.saturating_sub(1)..=(b + 1).min(POOL_MAX_BUCKET) {
+            if self.is_live(k) {
+                v.members[v.len] = k;
+                v.len += 1;
+                v.n += self.buckets[k].len as u64;
+            }
+        }
+        if v.len == 0 {
+            return Some(View::one(s, self.buckets[s].len as u64, false));
+        }
+        v.established = self.places(v.n, share_ppm);
+        Some(v)
+    }
+
+    /// Samples in bins `0..=k` of the view and Σ of their bins' lower edges.
+    fn view_prefix(&self, v: &View, k: Option<usize>) -> (u64, u64) {
+        v.members[..v.len].iter().fold((0, 0), |(n, lo), &m| {
+            let (a, b) = self.buckets[m].prefix(k);
+            (n + a, lo + b)
+        })
+    }
+
+    /// Samples in bins `0..=k` of the view.
+    fn view_cum(&self, v: &View, k: usize) -> u64 {
+        v.members[..v.len]
+            .iter()
+            .map(|&m| u64::from(self.buckets[m].cum[k]))
+            .sum()
+    }
+
+    /// The margin at which, over the `n` samples that stand for bucket `b`
+    /// ([`samples`](Self::samples)), a further wake-up comes later with a
+    /// chance of at most `share_ppm` parts per million: the upper edge of the
+    /// bin holding the `k`-th largest sample, `k = floor((n + 1) · share /
+    /// 10^6)` (a new sample lands above the `k`-th largest of `n` alike ones
+    /// with chance `k / (n + 1)`). A pool answers at least its source's own
+    /// quantile. Samples too few for the share (`k = 0`) answer their largest,
+    /// and at least the same quantile of every live longer bucket.
+    /// [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
-        let Some(s) = self.source(b) else {
+        let Some(v) = self.view(b, share_ppm) else {
             return DEFAULT_MARGIN_NS;
         };
-        let own = self.quantile(s, share_ppm);
-        if self.places(s, share_ppm) {
-            return own;
+        let own = self.quantile(&v, share_ppm);
+        if v.established {
+            // A pool never answers below the source's own samples: a
+            // neighbour's tighter wake-ups do not make this length's
+            // observed tail shorter.
+            return match self.source(b) {
+                Some(s) if v.len > 1 || v.members[0] != s => {
+                    let k = &self.buckets[s];
+                    own.max(self.quantile(&View::one(s, k.len as u64, false), share_ppm))
+                }
+                _ => own,
+            };
         }
         // Too young to set any sample aside at this share: the window's
         // maximum says little about a rare tail, so never plan below what
         // any longer wait needs (longer waits wake no earlier).
         (b + 1..BUCKETS)
             .filter(|&l| self.is_live(l))
-            .map(|l| self.quantile(l, share_ppm))
+            .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
             .fold(own, u64::max)
     }
 
-    /// Whether bucket `s` has enough samples to set one aside at `share_ppm`:
-    /// `n · share ≥ 10^6`.
-    fn places(&self, s: usize, share_ppm: u64) -> bool {
-        (self.buckets[s].len as u64).saturating_mul(share_ppm.min(PPM)) >= PPM
+    /// Whether `n` samples are enough for a margin at `share_ppm`:
+    /// `(n + 1) · share ≥ 10^6`.
+    fn places(&self, n: u64, share_ppm: u64) -> bool {
+        (n + 1).saturating_mul(share_ppm.min(PPM)) >= PPM
     }
 
-    /// Whether the samples that stand for bucket `b` are enough to place a
-    /// margin at `share_ppm` on their own (`n · share ≥ 10^6`).
+    /// Whether the samples that stand for bucket `b` at `share_ppm` (its
+    /// source's own, or the pool of its neighbours) are enough to place a
+    /// margin at that share: `(n + 1) · share ≥ 10^6`.
     pub fn established(&self, b: usize, share_ppm: u64) -> bool {
-        self.source(b).is_some_and(|s| self.places(s, share_ppm))
+        self.view(b, share_ppm).is_some_and(|v| v.established)
     }
 
-    /// The quantile of bucket `s`'s own samples (see [`margin`](Self::margin)).
-    fn quantile(&self, s: usize, share_ppm: u64) -> u64 {
-        let k = &self.buckets[s];
-        let n = k.len as u64;
-        let allowed = n.saturating_mul(share_ppm.min(PPM)) / PPM;
+    /// How many samples stand for bucket `b` at `share_ppm` (0 when none).
+    pub fn samples(&self, b: usize, share_ppm: u64) -> u64 {
+        self.view(b, share_ppm).map_or(0, |v| v.n)
+    }
+
+    /// The quantile of a view's samples (see [`margin`](Self::margin)).
+    fn quantile(&self, v: &View, share_ppm: u64) -> u64 {
+        let n = v.n;
+        let k = (n + 1).saturating_mul(share_ppm.min(PPM)) / PPM;
+        let allowed = k.saturating_sub(1).min(n);
         // The highest bin i with (samples in bins >= i) > allowed, i.e. the
         // lowest i with cum[i] >= n - allowed (cum is non-decreasing).
         let need = n - allowed;
-        let i = k.cum.partition_point(|&c| u64::from(c) < need);
-        bin_hi(i.min(BINS - 1))
+        let (mut lo, mut hi) = (0usize, BINS);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.view_cum(v, mid) < need {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        bin_hi(lo.min(BINS - 1))
     }
 
     /// Late count and spin left over, for an OS wait of bucket `b` that ends
-    /// `g_ns` before the deadline (see [`Tail`]).
-    pub fn tail(&self, b: usize, g_ns: u64) -> Tail {
-        let Some(s) = self.source(b) else {
+    /// `g_ns` before the deadline, over the samples that stand for `b` at
+    /// `share_ppm` (see [`Tail`]).
+    pub fn tail(&self, b: usize, share_ppm: u64, g_ns: u64) -> Tail {
+        let Some(v) = self.view(b, share_ppm) else {
             return Tail {
                 samples: 0,
                 late: 0,
                 spin_sum_ns: 0,
             };
         };
-        let k = &self.buckets[s];
-        let n = k.len as u64;
-        let (within, lo_sum) = k.prefix(last_bin_within(g_ns));
+        let (within, lo_sum) = self.view_prefix(&v, last_bin_within(g_ns));
         Tail {
-            samples: n,
-            late: n - within,
+            samples: v.n,
+            late: v.n - within,
             spin_sum_ns: spin_sum(g_ns, within, lo_sum),
         }
     }
 
-    /// How many live samples of bucket `b`'s source woke no later than
-    /// `limit_ns` after their target (whole bins: `hi(bin) <= limit_ns`), and
-    /// Σ (g − lo(bin)) over the samples in bins with `limit_ns < hi(bin) <= g_ns`.
-    pub fn split_counts(&self, b: usize, limit_ns: u64, g_ns: u64) -> (u64, u64) {
-        let Some(s) = self.source(b) else {
+    /// Over the samples that stand for bucket `b` at `share_ppm`: how many
+    /// woke no later than `limit_ns` after their target (whole bins:
+    /// `hi(bin) <= limit_ns`), and Σ (g − lo(bin)) over the samples in bins
+    /// with `limit_ns < hi(bin) <= g_ns`.
+    pub fn split_counts(&self, b: usize, share_ppm: u64, limit_ns: u64, g_ns: u64) -> (u64, u64) {
+        let Some(v) = self.view(b, share_ppm) else {
             return (0, 0);
         };
-        let k = &self.buckets[s];
-        let (n_g, lo_g) = k.prefix(last_bin_within(g_ns));
-        let (n_l, lo_l) = k.prefix(last_bin_within(limit_ns.min(g_ns)));
+        let (n_g, lo_g) = self.view_prefix(&v, last_bin_within(g_ns));
+        let (n_l, lo_l) = self.view_prefix(&v, last_bin_within(limit_ns.min(g_ns)));
         let rest_spin = spin_sum(g_ns, n_g - n_l, lo_g - lo_l);
         (n_l, rest_spin)
     }
@@ -456,15 +554,24 @@ mod tests {
     fn margin_is_the_bin_above_the_allowed_tail() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        for _ in 0..99 {
+        for _ in 0..198 {
             e.observe(100_000, 4_000); // bin [3840, 4095]
         }
         e.observe(100_000, 2_000_000);
-        // n = 100: at 1 % one sample may be later than the margin.
+        // n = 199: at 1 % the margin is the 2nd largest sample's bin
+        // (floor(200 · 1 %) = 2), the outlier lies above it.
         assert_eq!(e.margin(3, 10_000), bin_hi(bin_of(4_000)));
         assert_eq!(bin_hi(bin_of(4_000)), 4_095);
-        // at 0.5 %: none may, so the outlier is the margin.
+        // at 0.5 %: the largest (floor(200 · 0.5 %) = 1), the outlier.
         assert_eq!(e.margin(3, 5_000), bin_hi(bin_of(2_000_000)));
+        // at 1 % with one sample fewer, too: floor(199 · 1 %) = 1.
+        let mut y = MarginEstimator::new();
+        y.begin_sleep();
+        for _ in 0..197 {
+            y.observe(100_000, 4_000);
+        }
+        y.observe(100_000, 2_000_000);
+        assert_eq!(y.margin(3, 10_000), bin_hi(bin_of(2_000_000)));
     }
 
     #[test]
@@ -539,7 +646,7 @@ mod tests {
         e.begin_sleep();
         e.observe(50_000, 2_000); // bin [1920, 2047]
         e.observe(50_000, 30_000); // bin [28672, 30719]
-        let t = e.tail(2, 10_000);
+        let t = e.tail(2, 10_000, 10_000);
         assert_eq!(t.samples, 2);
         assert_eq!(t.late, 1);
         assert_eq!(t.spin_sum_ns, 10_000 - 1_920);

@@ -89,10 +89,10 @@ pub use estimate::MarginEstimator;
 pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
 pub use platform::{Platform, System};
 pub use sleep::{
-    crowd_spin_cap, plan_efficient, plan_exact, Handoff, Interrupted, Mode, OsWaitPlan, PlanStep,
-    Sleeper, SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS, CROWD_SPIN_DIVISOR,
-    EXPLORE_EVERY, HANDOFF_NS, INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS,
-    SPIN_YIELD_AFTER_NS, SPLITS_NS,
+    crowd_spin_cap, explores, plan_efficient, plan_exact, Handoff, Interrupted, Mode, OsWaitPlan,
+    PlanStep, Sleeper, SleeperBuilder, SleeperStats, TailTarget, CROWD_PAUSE_NS,
+    CROWD_SPIN_DIVISOR, EXPLORE_COST_DIV, EXPLORE_EVERY, EXPLORE_YOUNG_SLEEPS, HANDOFF_NS,
+    INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
 };
 pub use sys::OsWake;
 pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};

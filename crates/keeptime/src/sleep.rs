@@ -19,6 +19,15 @@ pub const SPLITS_NS: [u64; 4] = [50_000, 100_000, 200_000, 400_000];
 /// whose short wait's bucket is not yet established (exploration), so short
 /// buckets get the samples that let two-wait plans compete on their merit.
 pub const EXPLORE_EVERY: u64 = 8;
+/// The first this many sleeps of a sleeper all explore (when a two-wait plan
+/// with a young short bucket meets the budget): a fresh sleeper learns its
+/// short waits in a few hundred sleeps instead of a few thousand.
+pub const EXPLORE_YOUNG_SLEEPS: u64 = 256;
+/// An exploring plan is taken only when its expected CPU exceeds the
+/// one-wait plan's (or the pure spin's) by at most `1 / EXPLORE_COST_DIV` of
+/// the time left: exploring costs at most 6.25 % of a sleep in CPU, and a
+/// short bucket whose cautious margin is huge is not explored.
+pub const EXPLORE_COST_DIV: u64 = 16;
 /// A spin that has run this long (or the sleeper's `min_spin`, if longer)
 /// yields the CPU on further iterations while the deadline is far.
 pub const SPIN_YIELD_AFTER_NS: u64 = 50_000;
@@ -193,6 +202,14 @@ pub struct SleeperStats {
     pub spin_ns: u64,
     /// Estimated thread CPU: the learned cost of each OS wait plus the spin.
     pub cpu_estimate_ns: u64,
+    /// Sleeps whose OS waits ended at a margin learned from fewer samples
+    /// than the tail target needs (`(n + 1) · target < 1`,
+    /// `spec/sleep.md`, *Unproven sleeps*): for these the sleeper cannot
+    /// promise the target, only its most cautious margin (the latest wake-up
+    /// it has seen of that length or longer). A young sleeper at a strict
+    /// target has many; the late share of the other sleeps is what the
+    /// target governs.
+    pub unproven_sleeps: u64,
 }
 
 impl SleeperStats {
@@ -212,7 +229,8 @@ pub struct PlanStep {
     /// The first plan of a sleep (no OS wait taken yet): only then may a
     /// wait cut short to its bucket's longest (a *chunk*) be taken.
     pub first: bool,
-    /// The first plan of every [`EXPLORE_EVERY`]-th sleep.
+    /// The first plan of a sleep that [`explores`]: each of a sleeper's
+    /// first [`EXPLORE_YOUNG_SLEEPS`], then every [`EXPLORE_EVERY`]-th.
     pub explore: bool,
     /// A two-wait plan's first wait has been taken: only its short wait (one
     /// OS wait, then a spin) or a spin may follow, no further split or chunk.
@@ -230,6 +248,17 @@ pub struct OsWaitPlan {
     /// the budget (the short wait's share) for a two-wait plan, else the
     /// budget unchanged.
     pub rest_budget_ppm: u64,
+    /// Whether every margin the plan rests on is established at the share
+    /// it is planned at ([`MarginEstimator::established`]); an unproven
+    /// plan counts the sleep in [`SleeperStats::unproven_sleeps`].
+    pub proven: bool,
+}
+
+/// Whether the first plan of the sleep numbered `seq` (counted after its
+/// `begin_sleep`) explores: each of the first [`EXPLORE_YOUNG_SLEEPS`], then
+/// every [`EXPLORE_EVERY`]-th.
+pub fn explores(seq: u64) -> bool {
+    seq <= EXPLORE_YOUNG_SLEEPS || seq % EXPLORE_EVERY == 0
 }
 
 /// How a [`Sleeper`] finishes a wait: the trade between accuracy and CPU.
@@ -703,9 +732,10 @@ impl<P: Platform> Sleeper<P> {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<Handoff, Interrupted> {
         let mut budget = u64::from(self.target.ppm());
+        let mut unproven = false;
         let mut step = PlanStep {
             first: true,
-            explore: self.estimator.sleeps() % EXPLORE_EVERY == 0,
+            explore: explores(self.estimator.sleeps()),
             after_split: false,
         };
         loop {
@@ -720,6 +750,10 @@ impl<P: Platform> Sleeper<P> {
             step.explore = false;
             match plan {
                 Some(plan) => {
+                    if !plan.proven && !unproven {
+                        unproven = true;
+                        self.stats.unproven_sleeps += 1;
+                    }
                     now = self.os_wait(now, plan.wait_ns, keep_going)?;
                     if now >= deadline {
                         if now > deadline {
@@ -1001,14 +1035,15 @@ pub fn plan_exact(
     if r < MIN_OS_WAIT_NS {
         return None;
     }
-    let one = |wait_ns| OsWaitPlan {
+    let one = |wait_ns, proven| OsWaitPlan {
         wait_ns,
         split: false,
         rest_budget_ppm: budget_ppm,
+        proven,
     };
     if est.is_empty() {
         let wait = r.checked_sub(DEFAULT_MARGIN_NS.max(min_spin_ns))?;
-        return (wait >= MIN_OS_WAIT_NS).then(|| one(wait));
+        return (wait >= MIN_OS_WAIT_NS).then(|| one(wait, false));
     }
     let mut best = None;
     let mut best_cost = r; // a pure spin
@@ -1023,21 +1058,25 @@ pub fn plan_exact(
         };
         if wait > bucket_hi(b) {
             if bucket_hi(b) >= MIN_OS_WAIT_NS && first {
-                chunk = Some((one(bucket_hi(b)), est.cost(b)));
+                chunk = Some((
+                    one(bucket_hi(b), est.established(b, budget_ppm)),
+                    est.cost(b),
+                ));
             }
             break;
         }
         if wait >= bucket_lo(b) && wait >= MIN_OS_WAIT_NS {
-            let t = est.tail(b, g);
+            let t = est.tail(b, budget_ppm, g);
             let cost = est.cost(b).saturating_add(t.spin_sum_ns / t.samples);
             if cost < best_cost {
-                best = Some(one(wait));
+                best = Some(one(wait, est.established(b, budget_ppm)));
                 best_cost = cost;
             }
             break;
         }
     }
-    let mut explored: Option<(OsWaitPlan, usize)> = None;
+    let one_cost = best_cost; // the cheapest one-wait plan's, or a pure spin's
+    let mut explored: Option<(OsWaitPlan, u64)> = None;
     let q = budget_ppm / 2;
     for s in SPLITS_NS.into_iter().filter(|_| q > 0 && !after_split) {
         let bs = bucket_of(s);
@@ -1050,9 +1089,9 @@ pub fn plan_exact(
             continue;
         }
         let b1 = bucket_of(wait);
-        let t1 = est.tail(b1, g);
-        let (room, rest_spin) = est.split_counts(b1, s - MIN_OS_WAIT_NS, g);
-        let ts = est.tail(bs, gs);
+        let t1 = est.tail(b1, budget_ppm, g);
+        let (room, rest_spin) = est.split_counts(b1, budget_ppm, s - MIN_OS_WAIT_NS, g);
+        let ts = est.tail(bs, q, gs);
         let late = (t1.late * ts.samples + room * ts.late).saturating_mul(PPM);
         if late > budget_ppm.saturating_mul(t1.samples * ts.samples) {
             continue;
@@ -1061,13 +1100,15 @@ pub fn plan_exact(
         let cost = est
             .cost(b1)
             .saturating_add(room.saturating_mul(second).saturating_add(rest_spin) / t1.samples);
+        let short_established = est.established(bs, q);
         let plan = OsWaitPlan {
             wait_ns: wait,
             split: true,
             rest_budget_ppm: q,
+            proven: short_established && est.established(b1, budget_ppm),
         };
-        if explore && !est.established(bs, q) {
-            let n = est.live_samples(bs);
+        if explore && !short_established && cost <= one_cost.saturating_add(r / EXPLORE_COST_DIV) {
+            let n = est.samples(bs, q);
             if explored.map_or(true, |(_, m)| n > m) {
                 explored = Some((plan, n));
             }

@@ -77,7 +77,8 @@ fn state(e: &MarginEstimator) -> Value {
 fn plan_json(p: Option<keeptime::OsWaitPlan>) -> Value {
     match p {
         Some(p) => {
-            json!({ "wait_ns": p.wait_ns, "split": p.split, "rest_budget_ppm": p.rest_budget_ppm })
+            json!({ "wait_ns": p.wait_ns, "split": p.split, "rest_budget_ppm": p.rest_budget_ppm,
+                    "proven": p.proven })
         }
         None => Value::Null,
     }
@@ -252,8 +253,9 @@ fn estimator_scenarios() -> Vec<Value> {
         &SHARES,
     ));
     cases.push(run_estimator_case("planner_haltpoll_host", &ops));
-    // 4. One 2 ms outlier among 4 µs overshoots: at 1 % it counts once 100
-    //    samples are in; it leaves after WINDOW more observations.
+    // 4. One 2 ms outlier among 4 µs overshoots: at 1 % it is the margin until
+    //    199 samples are in (floor(200 · 1 %) = 2: the 2nd largest); at 0.1 %
+    //    until WINDOW more observations pushed it out.
     let w = estimate::WINDOW as u64;
     let ops = vec![
         Begin,
@@ -381,7 +383,54 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExplore(60 * us, 10_000, 0),
         ],
     ));
-    // 11. Median bins and the cost average (1/4 weight, truncating toward zero).
+    // 11. Pooling: the 100 µs bucket holds 60 samples of its own, too few to
+    //     set one aside at 0.5 %, but its live neighbours (50 µs: 100, 200 µs:
+    //     50) make 210 together: its margin at 0.5 % is the pool's quantile,
+    //     not the 1 ms bucket's, and the two-wait plans through it are proven.
+    //     The 400 µs bucket pools with the 200 µs one and the 1 ms waits'.
+    cases.push(run_estimator_case(
+        "pooled_neighbours",
+        &[
+            Begin,
+            ObserveEach(900 * us, spread(300, 25_000, 10_000, 30, 70_000)),
+            ObserveEach(45 * us, spread(100, 3_000, 2_000, 0, 0)),
+            ObserveEach(100 * us, spread(60, 4_000, 2_000, 0, 0)),
+            ObserveEach(190 * us, spread(50, 5_000, 3_000, 25, 9_000)),
+            ObserveCost(900 * us, 3_000),
+            ObserveCost(45 * us, 2_000),
+            Check,
+            PlanExact(ms, 10_000, 0),
+            PlanExact(ms, 1_000, 0),
+            PlanExplore(ms, 1_000, 0),
+            PlanExact(250 * us, 10_000, 0),
+            PlanAfterSplit(120 * us, 5_000, 0),
+        ],
+    ));
+    // 12. Exploring is bounded in CPU: while the 10 ms bucket's two 400 µs
+    //     outliers stand for the young short bucket's tail at 0.5 %, every
+    //     two-wait plan at 2.5 ms costs more than 2.5 ms / 16 = 156 µs above
+    //     the one-wait plan, and the exploring step takes the one-wait plan. Once 600 more 10 ms
+    //     waits set them aside, the cautious margin is ~35 µs and the
+    //     exploring step takes the (unproven) two-wait plan.
+    cases.push(run_estimator_case(
+        "exploration_cost_cap",
+        &[
+            Begin,
+            ObserveEach(2_400 * us, spread(300, 20_000, 40_000, 0, 0)),
+            ObserveEach(9 * ms, spread(100, 30_000, 5_000, 50, 400_000)),
+            ObserveEach(100 * us, vec![3_000; 10]),
+            ObserveCost(2_400 * us, 3_000),
+            ObserveCost(100 * us, 3_000),
+            Check,
+            PlanExact(2_500 * us, 10_000, 0),
+            PlanExplore(2_500 * us, 10_000, 0),
+            ObserveEach(9 * ms, spread(600, 30_000, 5_000, 0, 0)),
+            Check,
+            PlanExact(2_500 * us, 10_000, 0),
+            PlanExplore(2_500 * us, 10_000, 0),
+        ],
+    ));
+    // 13. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
         "median_and_cost",
         &[
@@ -410,7 +459,9 @@ fn estimator_vectors() {
                        "HORIZON": estimate::HORIZON, "DEFAULT_MARGIN_NS": estimate::DEFAULT_MARGIN_NS,
                        "DEFAULT_COST_NS": estimate::DEFAULT_COST_NS, "COST_SAMPLE_EVERY": estimate::COST_SAMPLE_EVERY,
                        "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "MIN_OS_WAIT_NS": keeptime::MIN_OS_WAIT_NS,
-                       "SPLITS_NS": keeptime::SPLITS_NS, "check_shares_ppm": SHARES },
+                       "SPLITS_NS": keeptime::SPLITS_NS, "EXPLORE_EVERY": keeptime::EXPLORE_EVERY,
+                       "EXPLORE_YOUNG_SLEEPS": keeptime::EXPLORE_YOUNG_SLEEPS,
+                       "EXPLORE_COST_DIV": keeptime::EXPLORE_COST_DIV, "check_shares_ppm": SHARES },
         "cases": estimator_scenarios(),
     });
     check_or_write("estimator.json", generated);
@@ -467,7 +518,7 @@ fn sleep_case_min_spin(
 
 fn stats_json(st: keeptime::SleeperStats) -> Value {
     json!({ "sleeps": st.sleeps, "late": st.late, "os_waits": st.os_waits, "spin_ns": st.spin_ns,
-            "cpu_estimate_ns": st.cpu_estimate_ns })
+            "cpu_estimate_ns": st.cpu_estimate_ns, "unproven_sleeps": st.unproven_sleeps })
 }
 
 fn sleep_case_full(

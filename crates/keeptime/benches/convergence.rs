@@ -1,0 +1,373 @@
+//! How fast a fresh sleeper's learning converges: CPU ÷ the oracle's least
+//! CPU and the late share after 100, 300, 1 000 and 3 000 sleeps at 250 µs,
+//! 1 ms, 2.5 ms and 10 ms, at the 1 % tail target.
+//!
+//! ```text
+//! make bench-convergence
+//! cargo bench -p keeptime --features trace --bench convergence -- [TRACES_DIR ...] [--no-live]
+//! ```
+//!
+//! * **Replays** (deterministic, any machine): every `*.csv.gz` trace in the
+//!   shared traces directory (the arguments, else `KEEPTIME_TRACES`, else
+//!   `../shared/traces` beside the repository; skipped with a message when
+//!   absent) and in `crates/keeptime/tests/data`. A fresh sleeper sleeps on
+//!   a `TracePlatform` replaying the trace; the oracle is
+//!   `keeptime::trace::Oracle` on the same trace (40 000 draws).
+//! * **Live** on this host (`--no-live` or `KEEPTIME_CONVERGENCE_LIVE=0`
+//!   skips it): a wake-up trace is recorded first (about 4 s) for the oracle,
+//!   then a fresh keeptime sleeper and spin_sleep's default sleeper each make
+//!   3 000 sleeps per duration (about 41 s each). CPU is the thread's CPU
+//!   clock; a sleep is late when the caller's first clock reading after the
+//!   return is more than 5 µs past the deadline (keeptime's own count, OS
+//!   wake-ups after the deadline, is printed beside it). Live figures depend on
+//!   the machine's load.
+//!
+//! Columns: `cpu@N` = CPU per sleep over the sleeps since the previous
+//! checkpoint (1–100, 101–300, 301–1 000, 1 001–3 000) ÷ the oracle's; `late@N`
+//! = late share of sleeps 1..N; `waits` = OS waits per sleep over sleeps
+//! 1 001–3 000; `swing` = the largest deviation of one 100-sleep block's spin
+//! per sleep from their median over sleeps 1 001–3 000.
+//!
+//! Targets, printed met/MISSED (never asserted: timings are not tests):
+//! `cpu@300` ≤ 1.5× and `cpu@3k` ≤ 1.2× the oracle; `late@300` ≤ 1.5 %;
+//! swing ≤ 30 %; at the strict target (0.1 %) after 3 000 sleeps, late ≤
+//! 0.15 % or the sleeper reports that it could not promise the target for
+//! some sleeps (`SleeperStats::unproven_sleeps` > 0).
+
+use keeptime::trace::{Oracle, RecordOptions, Trace, TracePlatform};
+use keeptime::{os, Sleeper, TailTarget};
+use std::path::{Path, PathBuf};
+
+const CHECKPOINTS: [usize; 4] = [100, 300, 1_000, 3_000];
+const DURATIONS_NS: [u64; 4] = [250_000, 1_000_000, 2_500_000, 10_000_000];
+const ORACLE_DRAWS: usize = 40_000;
+const LIVE_LATE_NS: u64 = 5_000;
+const SWING_BLOCK: usize = 100;
+
+/// One sleep's outcome: CPU (ns), spin (ns, when known), late.
+#[derive(Clone, Copy, Default)]
+struct Outcome {
+    cpu_ns: u64,
+    spin_ns: u64,
+    late: bool,
+    waits: u64,
+}
+
+struct Summary {
+    cpu_ratio: [f64; 4],
+    late_pct: [f64; 4],
+    waits: f64,
+    swing_pct: f64,
+}
+
+fn summarise(d: u64, oracle_share: f64, out: &[Outcome]) -> Summary {
+    let mut cpu_ratio = [f64::NAN; 4];
+    let mut late_pct = [f64::NAN; 4];
+    let mut prev = 0;
+    for (k, &n) in CHECKPOINTS.iter().enumerate() {
+        let n = n.min(out.len());
+        if n > prev {
+            let cpu: u64 = out[prev..n].iter().map(|o| o.cpu_ns).sum();
+            cpu_ratio[k] = cpu as f64 / (n - prev) as f64 / d as f64 / oracle_share;
+        }
+        let late = out[..n].iter().filter(|o| o.late).count();
+        late_pct[k] = 100.0 * late as f64 / n.max(1) as f64;
+        prev = n;
+    }
+    let tail = &out[CHECKPOINTS[2].min(out.len())..];
+    let waits = tail.iter().map(|o| o.waits).sum::<u64>() as f64 / tail.len().max(1) as f64;
+    let mut blocks: Vec<f64> = tail
+        .chunks(SWING_BLOCK)
+        .map(|c| c.iter().map(|o| o.spin_ns).sum::<u64>() as f64 / c.len() as f64)
+        .collect();
+    let swing_pct = if blocks.is_empty() {
+        f64::NAN
+    } else {
+        let mut sorted = blocks.clone();
+        sorted.sort_by(f64::total_cmp);
+        let med = sorted[sorted.len() / 2];
+        blocks.iter_mut().fold(0.0f64, |m, x| {
+            if med > 0.0 {
+                m.max(100.0 * (*x / med - 1.0).abs())
+            } else if *x > 0.0 {
+                f64::INFINITY
+            } else {
+                m
+            }
+        })
+    };
+    Summary {
+        cpu_ratio,
+        late_pct,
+        waits,
+        swing_pct,
+    }
+}
+
+fn header() {
+    println!(
+        "{:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6}  targets",
+        "sleep",
+        "oracle%",
+        "cpu@100",
+        "cpu@300",
+        "cpu@1k",
+        "cpu@3k",
+        "late@100",
+        "late@300",
+        "late@1k",
+        "late@3k",
+        "waits",
+        "swing"
+    );
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn row(label: &str, oracle_pct: f64, s: &Summary, spin_known: bool) -> [bool; 4] {
+    let checks = [
+        s.cpu_ratio[1] <= 1.5,
+        s.cpu_ratio[3] <= 1.2,
+        s.late_pct[1] <= 1.5,
+        !spin_known || s.swing_pct <= 30.0,
+    ];
+    let swing = if spin_known {
+        format!("{:.0}%", s.swing_pct)
+    } else {
+        "-".into()
+    };
+    println!(
+        "{label:>8} {oracle_pct:>8.2} {:>6.2}× {:>6.2}× {:>6.2}× {:>6.2}× {:>7.2}% {:>7.2}% {:>6.2}% {:>6.2}% {:>6.2} {swing:>6}  cpu300 {} cpu3k {} late300 {} swing {}",
+        s.cpu_ratio[0],
+        s.cpu_ratio[1],
+        s.cpu_ratio[2],
+        s.cpu_ratio[3],
+        s.late_pct[0],
+        s.late_pct[1],
+        s.late_pct[2],
+        s.late_pct[3],
+        s.waits,
+        verdict(checks[0]),
+        verdict(checks[1]),
+        verdict(checks[2]),
+        if spin_known { verdict(checks[3]) } else { "-" },
+    );
+    checks
+}
+
+fn label(d: u64) -> String {
+    if d >= 1_000_000 {
+        format!("{}ms", d as f64 / 1e6)
+    } else {
+        format!("{}µs", d / 1_000)
+    }
+}
+
+/// A fresh sleeper's `CHECKPOINTS[3]` sleeps of `d` on a replay of `trace`.
+fn replay_run(trace: &Trace, d: u64, target: TailTarget) -> (Vec<Outcome>, Sleeper<TracePlatform>) {
+    let tp = TracePlatform::new(trace.clone(), 1_000_000);
+    tp.set_spin_step(50);
+    let mut s = Sleeper::builder()
+        .tail_target(target)
+        .build_with(tp.clone());
+    let mut out = Vec::with_capacity(CHECKPOINTS[3]);
+    for _ in 0..CHECKPOINTS[3] {
+        let (cpu0, st0) = (tp.thread_cpu_ns(), s.stats());
+        let deadline = tp.now() + d;
+        s.sleep_until_ns(deadline);
+        let st = s.stats();
+        out.push(Outcome {
+            cpu_ns: tp.thread_cpu_ns() - cpu0,
+            spin_ns: st.spin_ns - st0.spin_ns,
+            late: st.late > st0.late,
+            waits: st.os_waits - st0.os_waits,
+        });
+    }
+    (out, s)
+}
+
+fn replay(path: &Path, tally: &mut Tally) {
+    let trace = match Trace::load(path) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("{}: cannot load ({e}); skipped", path.display());
+            return;
+        }
+    };
+    let oracle = match Oracle::new(&trace, ORACLE_DRAWS, 1) {
+        Ok(o) => o,
+        Err(e) => {
+            println!("{}: no oracle ({e}); skipped", path.display());
+            return;
+        }
+    };
+    println!("\nreplay of {} (target 1 %)", path.display());
+    header();
+    for d in DURATIONS_NS {
+        let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+            continue;
+        };
+        let (out, _) = replay_run(&trace, d, TailTarget::BALANCED);
+        let s = summarise(d, best.cpu_share, &out);
+        tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
+        println!("{:>8} the oracle's plan: {}", "", best.plan);
+    }
+    for d in DURATIONS_NS {
+        let (out, s) = replay_run(&trace, d, TailTarget::STRICT);
+        let late = out.iter().filter(|o| o.late).count();
+        let pct = 100.0 * late as f64 / out.len() as f64;
+        let st = s.stats();
+        let ok = pct <= 0.15 || st.unproven_sleeps > 0;
+        println!(
+            "{:>8} strict 0.1 %: late {pct:.2} % after {} sleeps; {} sleeps planned on too few samples for the target (unproven): {}",
+            label(d),
+            out.len(),
+            st.unproven_sleeps,
+            if pct <= 0.15 {
+                "met"
+            } else if ok {
+                "met (the sleeper says it cannot)"
+            } else {
+                "MISSED"
+            }
+        );
+        tally.add([ok, true, true, true]);
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    met: usize,
+    missed: usize,
+}
+
+impl Tally {
+    fn add(&mut self, checks: [bool; 4]) {
+        for c in checks {
+            if c {
+                self.met += 1;
+            } else {
+                self.missed += 1;
+            }
+        }
+    }
+}
+
+fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(".csv.gz"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn live(tally: &mut Tally) {
+    println!("\nlive on this host: recording a wake-up trace for the oracle (about 4 s)…");
+    let opts = RecordOptions {
+        rounds: 2,
+        total_ns: 4_000_000_000,
+        ..RecordOptions::default()
+    };
+    let trace = match keeptime::trace::record(&opts, |_| {}) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("live: recording failed ({e}); skipped");
+            return;
+        }
+    };
+    let Ok(oracle) = Oracle::new(&trace, ORACLE_DRAWS, 1) else {
+        return;
+    };
+    for method in ["keeptime (fresh sleeper)", "spin_sleep (default)"] {
+        println!("\nlive, {method}, target 1 % (late: > 5 µs past the deadline, caller's reading)");
+        header();
+        for d in DURATIONS_NS {
+            let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+                continue;
+            };
+            let mut out = Vec::with_capacity(CHECKPOINTS[3]);
+            let is_kt = method.starts_with("keeptime");
+            let mut s = Sleeper::new();
+            let ss = spin_sleep::SpinSleeper::default();
+            for _ in 0..CHECKPOINTS[3] {
+                let st0 = s.stats();
+                let cpu0 = os::thread_cpu_ns();
+                let deadline = os::monotonic_ns() + d;
+                if is_kt {
+                    s.sleep_until_ns(deadline);
+                } else {
+                    let now = os::monotonic_ns();
+                    ss.sleep(std::time::Duration::from_nanos(
+                        deadline.saturating_sub(now),
+                    ));
+                }
+                let seen = os::monotonic_ns();
+                let st = s.stats();
+                out.push(Outcome {
+                    cpu_ns: os::thread_cpu_ns() - cpu0,
+                    spin_ns: st.spin_ns - st0.spin_ns,
+                    late: seen > deadline + LIVE_LATE_NS,
+                    waits: st.os_waits - st0.os_waits,
+                });
+            }
+            let sum = summarise(d, best.cpu_share, &out);
+            tally.add(row(&label(d), best.cpu_share * 100.0, &sum, is_kt));
+            if is_kt {
+                let st = s.stats();
+                println!(
+                    "{:>8} keeptime's own count: {:.2} % woke after the deadline",
+                    "",
+                    100.0 * st.late_share()
+                );
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut dirs = Vec::new();
+    let mut live_on = std::env::var("KEEPTIME_CONVERGENCE_LIVE").map_or(true, |v| v != "0");
+    for a in std::env::args().skip(1) {
+        match a.as_str() {
+            "--bench" => {}
+            "--no-live" => live_on = false,
+            _ => dirs.push(PathBuf::from(a)),
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if dirs.is_empty() {
+        dirs.push(
+            std::env::var_os("KEEPTIME_TRACES")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("../shared/traces")),
+        );
+    }
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"));
+    let mut tally = Tally::default();
+    for dir in dirs {
+        let traces = traces_in(&dir);
+        if traces.is_empty() {
+            println!("no traces in {} (absent or empty): skipped", dir.display());
+        }
+        for t in traces {
+            replay(&t, &mut tally);
+        }
+    }
+    if live_on {
+        live(&mut tally);
+    }
+    println!(
+        "\nconvergence targets: {} met, {} MISSED",
+        tally.met, tally.missed
+    );
+}
