@@ -250,7 +250,7 @@ def sleeper_cell(target: float, stats: keeptime.SleeperStats) -> Dict[str, Any]:
     spec/bench-result.md defines the field.
 
     >>> sleeper_cell(0.01, keeptime.SleeperStats(sleeps=10, late=1, os_waits=12, spin_ns=50, cpu_estimate_ns=90))
-    {'tail_target_ppm': 10000, 'sleeps': 10, 'late': 1, 'os_waits': 12, 'spin_ns': 50, 'cpu_estimate_ns': 90}
+    {'tail_target_ppm': 10000, 'sleeps': 10, 'late': 1, 'os_waits': 12, 'spin_ns': 50, 'cpu_estimate_ns': 90, 'unproven_sleeps': 0}
     """
     return {"tail_target_ppm": round(target * 1e6), **stats.to_dict()}
 

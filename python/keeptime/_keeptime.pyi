@@ -95,7 +95,13 @@ class SleeperStats:
     """What a Sleeper has spent: sleeps, late sleeps, OS waits, spin time, CPU estimate."""
 
     def __new__(
-        cls, sleeps: int = 0, late: int = 0, os_waits: int = 0, spin_ns: int = 0, cpu_estimate_ns: int = 0
+        cls,
+        sleeps: int = 0,
+        late: int = 0,
+        os_waits: int = 0,
+        spin_ns: int = 0,
+        cpu_estimate_ns: int = 0,
+        unproven_sleeps: int = 0,
     ) -> Self: ...
     @property
     def sleeps(self) -> int:
@@ -112,6 +118,9 @@ class SleeperStats:
     @property
     def cpu_estimate_ns(self) -> int:
         """Estimated thread CPU, ns: the learned cost of each OS wait plus the spin."""
+    @property
+    def unproven_sleeps(self) -> int:
+        """Sleeps planned on a margin learned from fewer samples than the tail target needs."""
     @property
     def late_share(self) -> float:
         """late / sleeps (0.0 before the first sleep)."""

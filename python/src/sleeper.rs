@@ -253,6 +253,7 @@ impl PySleeper {
         stats.sleeps += spent.sleeps.wrapping_sub(before.sleeps);
         stats.late += u64::from(late);
         stats.os_waits += spent.os_waits.wrapping_sub(before.os_waits);
+        stats.unproven_sleeps += spent.unproven_sleeps.wrapping_sub(before.unproven_sleeps);
         let spin = spent
             .spin_ns
             .wrapping_sub(before.spin_ns)
@@ -463,7 +464,7 @@ impl PySleeper {
 /// >>> st.late_share
 /// 0.005
 /// >>> st
-/// keeptime.SleeperStats(sleeps=200, late=1, os_waits=210, spin_ns=900000, cpu_estimate_ns=5100000)
+/// keeptime.SleeperStats(sleeps=200, late=1, os_waits=210, spin_ns=900000, cpu_estimate_ns=5100000, unproven_sleeps=0)
 #[pyclass(name = "SleeperStats", module = "keeptime", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PySleeperStats {
@@ -485,6 +486,11 @@ pub struct PySleeperStats {
     /// thread CPU clock is sampled on every 8th wait) plus ``spin_ns``.
     #[pyo3(get)]
     cpu_estimate_ns: u64,
+    /// Sleeps planned on a margin learned from fewer samples than the tail
+    /// target needs: the sleeper cannot promise the target for these, only
+    /// its most cautious margin (a young sleeper at a strict target has many).
+    #[pyo3(get)]
+    unproven_sleeps: u64,
 }
 
 impl From<SleeperStats> for PySleeperStats {
@@ -495,6 +501,7 @@ impl From<SleeperStats> for PySleeperStats {
             os_waits: s.os_waits,
             spin_ns: s.spin_ns,
             cpu_estimate_ns: s.cpu_estimate_ns,
+            unproven_sleeps: s.unproven_sleeps,
         }
     }
 }
@@ -502,14 +509,22 @@ impl From<SleeperStats> for PySleeperStats {
 #[pymethods]
 impl PySleeperStats {
     #[new]
-    #[pyo3(signature = (sleeps = 0, late = 0, os_waits = 0, spin_ns = 0, cpu_estimate_ns = 0))]
-    fn new(sleeps: u64, late: u64, os_waits: u64, spin_ns: u64, cpu_estimate_ns: u64) -> Self {
+    #[pyo3(signature = (sleeps = 0, late = 0, os_waits = 0, spin_ns = 0, cpu_estimate_ns = 0, unproven_sleeps = 0))]
+    fn new(
+        sleeps: u64,
+        late: u64,
+        os_waits: u64,
+        spin_ns: u64,
+        cpu_estimate_ns: u64,
+        unproven_sleeps: u64,
+    ) -> Self {
         PySleeperStats {
             sleeps,
             late,
             os_waits,
             spin_ns,
             cpu_estimate_ns,
+            unproven_sleeps,
         }
     }
 
@@ -533,13 +548,19 @@ impl PySleeperStats {
         d.set_item("os_waits", self.os_waits)?;
         d.set_item("spin_ns", self.spin_ns)?;
         d.set_item("cpu_estimate_ns", self.cpu_estimate_ns)?;
+        d.set_item("unproven_sleeps", self.unproven_sleeps)?;
         Ok(d)
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "keeptime.SleeperStats(sleeps={}, late={}, os_waits={}, spin_ns={}, cpu_estimate_ns={})",
-            self.sleeps, self.late, self.os_waits, self.spin_ns, self.cpu_estimate_ns
+            "keeptime.SleeperStats(sleeps={}, late={}, os_waits={}, spin_ns={}, cpu_estimate_ns={}, unproven_sleeps={})",
+            self.sleeps,
+            self.late,
+            self.os_waits,
+            self.spin_ns,
+            self.cpu_estimate_ns,
+            self.unproven_sleeps
         )
     }
 }

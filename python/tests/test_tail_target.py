@@ -231,12 +231,23 @@ def test_stats_from_many_threads_add_up():
 
 
 def test_sleeper_stats_is_a_value():
-    a = keeptime.SleeperStats(sleeps=4, late=1, os_waits=5, spin_ns=6, cpu_estimate_ns=7)
-    assert (a.sleeps, a.late, a.os_waits, a.spin_ns, a.cpu_estimate_ns, a.late_share) == (4, 1, 5, 6, 7, 0.25)
-    assert a == keeptime.SleeperStats(4, 1, 5, 6, 7) and hash(a) == hash(keeptime.SleeperStats(4, 1, 5, 6, 7))
-    assert a != keeptime.SleeperStats(4, 0, 5, 6, 7)
-    assert a.to_dict() == {"sleeps": 4, "late": 1, "os_waits": 5, "spin_ns": 6, "cpu_estimate_ns": 7}
-    assert repr(a) == "keeptime.SleeperStats(sleeps=4, late=1, os_waits=5, spin_ns=6, cpu_estimate_ns=7)"
+    a = keeptime.SleeperStats(sleeps=4, late=1, os_waits=5, spin_ns=6, cpu_estimate_ns=7, unproven_sleeps=2)
+    assert (a.sleeps, a.late, a.os_waits, a.spin_ns, a.cpu_estimate_ns, a.unproven_sleeps, a.late_share) == (
+        4,
+        1,
+        5,
+        6,
+        7,
+        2,
+        0.25,
+    )
+    assert a == keeptime.SleeperStats(4, 1, 5, 6, 7, 2) and hash(a) == hash(keeptime.SleeperStats(4, 1, 5, 6, 7, 2))
+    assert a != keeptime.SleeperStats(4, 0, 5, 6, 7, 2)
+    assert a != keeptime.SleeperStats(4, 1, 5, 6, 7)
+    assert a.to_dict() == {"sleeps": 4, "late": 1, "os_waits": 5, "spin_ns": 6, "cpu_estimate_ns": 7, "unproven_sleeps": 2}
+    assert repr(a) == (
+        "keeptime.SleeperStats(sleeps=4, late=1, os_waits=5, spin_ns=6, cpu_estimate_ns=7, unproven_sleeps=2)"
+    )
     assert eval(repr(a), {"keeptime": keeptime}) == a
     assert keeptime.SleeperStats().late_share == 0.0
     with pytest.raises(AttributeError):

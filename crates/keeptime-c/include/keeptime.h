@@ -339,6 +339,12 @@ typedef struct kt_sleep_stats {
    * thread CPU clock is sampled on every 8th wait) plus `spin_ns`.
    */
   uint64_t cpu_estimate_ns;
+  /**
+   * Sleeps planned on a margin learned from fewer samples than the tail
+   * target needs: the sleeper cannot promise the target for these, only
+   * its most cautious margin (a young sleeper at a strict target has many).
+   */
+  uint64_t unproven_sleeps;
 } kt_sleep_stats;
 
 /**

@@ -481,6 +481,10 @@ pub struct kt_sleep_stats {
     /// Estimated thread CPU, ns: the learned CPU cost of each OS wait (the
     /// thread CPU clock is sampled on every 8th wait) plus `spin_ns`.
     pub cpu_estimate_ns: u64,
+    /// Sleeps planned on a margin learned from fewer samples than the tail
+    /// target needs: the sleeper cannot promise the target for these, only
+    /// its most cautious margin (a young sleeper at a strict target has many).
+    pub unproven_sleeps: u64,
 }
 
 impl From<SleeperStats> for kt_sleep_stats {
@@ -491,6 +495,7 @@ impl From<SleeperStats> for kt_sleep_stats {
             os_waits: s.os_waits,
             spin_ns: s.spin_ns,
             cpu_estimate_ns: s.cpu_estimate_ns,
+            unproven_sleeps: s.unproven_sleeps,
         }
     }
 }

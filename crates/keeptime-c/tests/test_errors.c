@@ -47,7 +47,8 @@ void test_status_enums_match_the_abi(void) {
     CHECK_INT(KT_SLEEPER_KEEP_TIMER_SLACK, 1);
     CHECK_INT(sizeof(kt_tick), 32);
     CHECK_INT(sizeof(kt_stats), 32);
-    CHECK_INT(sizeof(kt_sleep_stats), 40);
+    CHECK_INT(sizeof(kt_sleep_stats), 48);
+    CHECK_INT(offsetof(kt_sleep_stats, unproven_sleeps), 40);
     CHECK_INT(offsetof(kt_sleep_stats, late), 8);
     CHECK_INT(offsetof(kt_sleep_stats, cpu_estimate_ns), 32);
     CHECK_INT(offsetof(kt_step, tick), 16);

@@ -39,7 +39,7 @@ namespace Dev.KeepTime
     [StructLayout(LayoutKind.Sequential)]
     internal struct kt_sleep_stats
     {
-        public ulong sleeps, late, os_waits, spin_ns, cpu_estimate_ns;
+        public ulong sleeps, late, os_waits, spin_ns, cpu_estimate_ns, unproven_sleeps;
     }
 
     [StructLayout(LayoutKind.Sequential)]

@@ -70,6 +70,8 @@ namespace Dev.KeepTime
         public TimeSpan Spin;
         /// <summary>Estimated thread CPU (learned OS-wait cost plus the spin), ns.</summary>
         public long CpuEstimateNs;
+        /// <summary>Sleeps planned on a margin learned from fewer samples than the tail target needs: the target is not proven for them.</summary>
+        public long UnprovenSleeps;
 
         internal static SleepStats From(kt_sleep_stats s)
         {
@@ -77,6 +79,7 @@ namespace Dev.KeepTime
             {
                 Sleeps = (long)s.sleeps, Late = (long)s.late, OsWaits = (long)s.os_waits,
                 Spin = TimeSpan.FromTicks((long)(s.spin_ns / 100)), CpuEstimateNs = (long)s.cpu_estimate_ns,
+                UnprovenSleeps = (long)s.unproven_sleeps,
             };
         }
     }
