@@ -136,6 +136,21 @@ pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> u64 {
     }
 }
 
+/// [`sleep_to_handoff`] with a last stretch of at least `lead_ns` for the
+/// binding's own work before the return
+/// ([`Sleeper::sleep_until_ns_to_handoff_with_lead`]).
+#[inline]
+pub fn sleep_to_handoff_with_lead(
+    deadline_ns: u64,
+    lead_ns: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Handoff, Interrupted> {
+    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => s.sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
+        Err(_) => Sleeper::new().sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
+    })
+}
+
 /// This thread's sleeper, up to the sleep's hand-off: everything but the
 /// last few µs of the final spin, with an interrupt check as in
 /// [`Sleeper::sleep_until_ns_interruptible`]. The caller spins the rest with

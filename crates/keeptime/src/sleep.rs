@@ -357,6 +357,9 @@ pub struct Sleeper<P: Platform = System> {
     platform: P,
     mode: Mode,
     min_spin_ns: u64,
+    /// How far before the deadline the spin hands off: [`HANDOFF_NS`], or a
+    /// binding's longer lead during one sleep.
+    handoff_ns: u64,
     target: TailTarget,
     estimator: MarginEstimator,
     waits_planned: u64,
@@ -524,6 +527,7 @@ impl SleeperBuilder {
             platform,
             mode: self.mode,
             min_spin_ns: self.min_spin_ns,
+            handoff_ns: HANDOFF_NS,
             target: self.target,
             estimator: MarginEstimator::new(),
             waits_planned: 0,
@@ -688,6 +692,30 @@ impl<P: Platform> Sleeper<P> {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<Handoff, Interrupted> {
         self.run(deadline_ns, keep_going)
+    }
+
+    /// [`sleep_until_ns_to_handoff`](Self::sleep_until_ns_to_handoff) with a
+    /// last stretch of at least `lead_ns` for a binding that has work of its
+    /// own to do before the return (Python re-attaches to its interpreter and
+    /// warms its way back): the sleep plans as if [`min_spin`] were at least
+    /// `lead_ns`, and hands off `max(lead_ns, HANDOFF_NS)` before the
+    /// deadline (`spec/sleep.md`, *Hand-off*). Stats, the late count and the
+    /// spin are the sleep's own, against the real deadline.
+    ///
+    /// [`min_spin`]: SleeperBuilder::min_spin
+    pub fn sleep_until_ns_to_handoff_with_lead(
+        &mut self,
+        deadline_ns: u64,
+        lead_ns: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<Handoff, Interrupted> {
+        let (min_spin, handoff) = (self.min_spin_ns, self.handoff_ns);
+        self.min_spin_ns = min_spin.max(lead_ns);
+        self.handoff_ns = HANDOFF_NS.max(lead_ns);
+        let result = self.run(deadline_ns, keep_going);
+        self.min_spin_ns = min_spin;
+        self.handoff_ns = handoff;
+        result
     }
 
     fn run(
@@ -942,7 +970,7 @@ impl<P: Platform> Sleeper<P> {
             .saturating_add(pause_for)
             .saturating_add(INTERRUPT_POLL_NS);
         let handoff_at = if near >= HANDOFF_NS {
-            deadline.saturating_sub(HANDOFF_NS)
+            deadline.saturating_sub(self.handoff_ns)
         } else {
             deadline
         };

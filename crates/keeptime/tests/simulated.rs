@@ -747,3 +747,33 @@ fn sleeps_on_unestablished_margins_are_counted_unproven() {
     assert_eq!(strict.stats().unproven_sleeps, k + explored);
     assert_eq!(strict.stats().late, 0);
 }
+
+#[test]
+fn a_binding_lead_plans_a_spin_at_least_that_long_and_hands_off_that_early() {
+    let sim = SimPlatform::new(0);
+    sim.set_wait_cost(1_000);
+    let mut s = exact(&sim);
+    let lead = 30_000;
+    // A fresh sleeper's first plan: one OS wait to its default margin (50 µs),
+    // at least the lead; it wakes 2 µs late.
+    sim.script_overshoots([2_000]);
+    let deadline = 1_000_000;
+    let handoff = s
+        .sleep_until_ns_to_handoff_with_lead(deadline, lead, &mut || true)
+        .expect("not interrupted");
+    let start = sim.waits().last().expect("an OS wait").woke_ns;
+    assert!(deadline - start >= lead, "the spin is at least the lead");
+    // The spin handed off at its first step within the lead of the deadline,
+    // with the slot given back and the spin counted to the deadline.
+    let at = first_step_at_or_past(start, 100, deadline - lead);
+    assert_eq!(handoff, keeptime::Handoff { now: at, until: deadline });
+    assert_eq!(sim.spin_slot_released_at().map(|(t, _)| t), Some(at));
+    assert_eq!(s.stats().spin_ns, deadline - start);
+    assert_eq!(s.stats().late, 0);
+    assert_eq!(handoff.finish(&sim), first_step_at_or_past(start, 100, deadline));
+    // The lead was for that sleep only: the next hands off HANDOFF_NS early.
+    let d2 = sim.now() + 1_000_000;
+    sim.script_overshoots([2_000]);
+    let h2 = s.sleep_to_handoff(d2);
+    assert!(h2.until == d2 && d2 - h2.now <= keeptime::HANDOFF_NS);
+}
