@@ -232,41 +232,32 @@ impl PySleeper {
         sleeper.set_mode(mode_from_code(self.mode.load(Ordering::Relaxed)));
         sleeper.set_tail_target(self.tail_target_value());
         let before = sleeper.stats();
-        let result =
-            wait::sleep_to_handoff(py, sleeper.mode(), deadline_ns, |deadline, keep_going| {
-                sleeper.sleep_until_ns_to_handoff(deadline, keep_going)
-            });
+        let result = wait::sleep_to_handoff(
+            py,
+            sleeper.mode(),
+            deadline_ns,
+            |deadline, lead, keep_going| {
+                sleeper.sleep_until_ns_to_handoff_with_lead(deadline, lead, keep_going)
+            },
+        );
         let spent = sleeper.stats();
         drop(guard);
         // The bookkeeping is done with the GIL held, before the final spin:
-        // one sleep, late only if an OS wait woke after the deadline itself
-        // (a warm return's core sleep ends `lead` before it), and the lead
-        // spun here counted as spin.
-        let (late, lead) = match &result {
-            Ok(w) => (
-                spent.late > before.late && w.core_now > deadline_ns,
-                w.lead_ns,
-            ),
-            Err(_) => (spent.late > before.late, 0),
-        };
+        // the core's own account of this sleep (its late count and its spin,
+        // the lead included, are against the real deadline).
         let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
         stats.sleeps += spent.sleeps.wrapping_sub(before.sleeps);
-        stats.late += u64::from(late);
+        stats.late += spent.late.wrapping_sub(before.late);
         stats.os_waits += spent.os_waits.wrapping_sub(before.os_waits);
         stats.unproven_sleeps += spent.unproven_sleeps.wrapping_sub(before.unproven_sleeps);
-        let spin = spent
+        stats.spin_ns = stats
             .spin_ns
-            .wrapping_sub(before.spin_ns)
-            .saturating_add(lead);
-        stats.spin_ns = stats.spin_ns.saturating_add(spin);
-        stats.cpu_estimate_ns = stats.cpu_estimate_ns.saturating_add(
-            spent
-                .cpu_estimate_ns
-                .wrapping_sub(before.cpu_estimate_ns)
-                .saturating_add(lead),
-        );
+            .saturating_add(spent.spin_ns.wrapping_sub(before.spin_ns));
+        stats.cpu_estimate_ns = stats
+            .cpu_estimate_ns
+            .saturating_add(spent.cpu_estimate_ns.wrapping_sub(before.cpu_estimate_ns));
         drop(stats);
-        Ok(wait::finish(result?.handoff))
+        Ok(wait::finish(result?))
     }
 
     fn tail_target_value(&self) -> TailTarget {

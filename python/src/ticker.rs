@@ -354,10 +354,9 @@ impl PyTicker {
             };
             let s: &mut keeptime::Sleeper = &mut sleeper;
             let handoff =
-                wait::sleep_to_handoff(py, s.mode(), deadline, |deadline, keep_going| {
-                    s.sleep_until_ns_to_handoff(deadline, keep_going)
-                })?
-                .handoff;
+                wait::sleep_to_handoff(py, s.mode(), deadline, |deadline, lead, keep_going| {
+                    s.sleep_until_ns_to_handoff_with_lead(deadline, lead, keep_going)
+                })?;
             let mut schedule = self.schedule();
             // Another thread may have reset the ticker or changed its period
             // while this one waited: then wait again, for the new deadline.

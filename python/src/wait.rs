@@ -20,8 +20,9 @@
 //! hand-off), and the way back from the final spin to the caller's next
 //! `time.monotonic_ns()` another 20 µs; with the warm-up below, 0 and 6 µs
 //! (`keeptime.sleep_until_ns` in a loop, readings on both sides). So the last stretch
-//! of a warm return is longer: the core's sleep hands off at `deadline −
-//! lead`; with the GIL held, one call of a tiny Python function
+//! of a warm return is longer: the binding asks the core for a lead
+//! (`spec/sleep.md`, *Hand-off*: the plan spins at least `lead` and hands off
+//! `lead` before the deadline, with the sleep's own stats); with the GIL held, one call of a tiny Python function
 //! (`keeptime._warm_up`, registered at import) pulls the interpreter's hot
 //! path back into the caches; then the final spin to the deadline. `lead`
 //! follows the observed cost of re-attaching plus that call per thread (a
@@ -126,26 +127,19 @@ where
     })
 }
 
-/// Where a wait stands before its final spin, GIL held.
-#[derive(Clone, Copy, Debug)]
-pub struct Woken {
-    /// What is left: [`finish`] it as the last step before returning.
-    pub handoff: Handoff,
-    /// The core's own last reading (an OS wait's, when it woke past its
-    /// deadline): a sleep is late only if this is after the deadline.
-    pub core_now: u64,
-    /// The stretch the core did not sleep (the warm return's lead; 0
-    /// without a warm-up): spent spinning here, GIL held.
-    pub lead_ns: u64,
-}
-
 /// Sleeps until `deadline_ns` with `wait` (the core's sleep up to its
-/// hand-off, for a deadline it is given) with the GIL released, then
-/// re-attaches and, for a warm return, runs the warm-up. `mode` is the
-/// sleeper's. The caller finishes with [`finish`] as its last step.
-pub fn sleep_to_handoff<F>(py: Python<'_>, mode: Mode, deadline_ns: u64, wait: F) -> PyResult<Woken>
+/// hand-off, given the deadline and the binding's lead) with the GIL
+/// released, then re-attaches and, for a warm return, runs the warm-up.
+/// `mode` is the sleeper's. Returns what is left of the sleep: the caller
+/// finishes it with [`finish`] as its last step.
+pub fn sleep_to_handoff<F>(
+    py: Python<'_>,
+    mode: Mode,
+    deadline_ns: u64,
+    wait: F,
+) -> PyResult<Handoff>
 where
-    F: Send + FnOnce(u64, &mut dyn FnMut() -> bool) -> Result<Handoff, Interrupted>,
+    F: Send + FnOnce(u64, u64, &mut dyn FnMut() -> bool) -> Result<Handoff, Interrupted>,
 {
     let warm_up = match mode {
         Mode::Efficient => None,
@@ -156,33 +150,21 @@ where
         _ => WARM_UP.get(py),
     };
     let Some(warm_up) = warm_up else {
-        let handoff = detached(py, |keep_going| wait(deadline_ns, keep_going))?;
-        return Ok(Woken {
-            handoff,
-            core_now: handoff.now,
-            lead_ns: 0,
-        });
+        return detached(py, |keep_going| wait(deadline_ns, 0, keep_going));
     };
-    let early = deadline_ns.saturating_sub(lead_ns());
-    let handoff = detached(py, |keep_going| wait(early, keep_going))?;
-    let core_now = handoff.now;
-    if core_now >= deadline_ns {
-        return Ok(Woken {
-            handoff: Handoff::done(core_now),
-            core_now,
-            lead_ns: 0,
-        });
+    // The core plans a spin of at least the lead and hands off that early
+    // (spec/sleep.md, Hand-off: a binding's lead).
+    let lead = lead_ns();
+    let handoff = detached(py, |keep_going| wait(deadline_ns, lead, keep_going))?;
+    if handoff.until <= handoff.now {
+        return Ok(handoff); // ended without a spin (an OS wait woke late)
     }
     warm_up.call0(py)?;
     let warmed = keeptime::os::monotonic_ns();
-    observe_warm_cost(warmed.saturating_sub(core_now));
-    Ok(Woken {
-        handoff: Handoff {
-            now: warmed,
-            until: deadline_ns,
-        },
-        core_now,
-        lead_ns: deadline_ns - early,
+    observe_warm_cost(warmed.saturating_sub(handoff.now));
+    Ok(Handoff {
+        now: warmed,
+        until: handoff.until,
     })
 }
 
@@ -203,8 +185,13 @@ pub fn sleep_until_on_thread(py: Python<'_>, deadline_ns: u64) -> PyResult<u64> 
     if now >= deadline_ns {
         return Ok(now);
     }
-    let woken = sleep_to_handoff(py, Mode::Exact, deadline_ns, |deadline, keep_going| {
-        keeptime::sleep_to_handoff(deadline, keep_going)
-    })?;
-    Ok(finish(woken.handoff))
+    let handoff = sleep_to_handoff(
+        py,
+        Mode::Exact,
+        deadline_ns,
+        |deadline, lead, keep_going| {
+            keeptime::sleep_to_handoff_with_lead(deadline, lead, keep_going)
+        },
+    )?;
+    Ok(finish(handoff))
 }
