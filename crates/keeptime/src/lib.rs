@@ -147,7 +147,9 @@ pub fn sleep_to_handoff_with_lead(
 ) -> Result<Handoff, Interrupted> {
     THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => s.sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
-        Err(_) => Sleeper::new().sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
+        Err(_) => {
+            Sleeper::new().sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going)
+        }
     })
 }
 

@@ -766,11 +766,20 @@ fn a_binding_lead_plans_a_spin_at_least_that_long_and_hands_off_that_early() {
     // The spin handed off at its first step within the lead of the deadline,
     // with the slot given back and the spin counted to the deadline.
     let at = first_step_at_or_past(start, 100, deadline - lead);
-    assert_eq!(handoff, keeptime::Handoff { now: at, until: deadline });
+    assert_eq!(
+        handoff,
+        keeptime::Handoff {
+            now: at,
+            until: deadline
+        }
+    );
     assert_eq!(sim.spin_slot_released_at().map(|(t, _)| t), Some(at));
     assert_eq!(s.stats().spin_ns, deadline - start);
     assert_eq!(s.stats().late, 0);
-    assert_eq!(handoff.finish(&sim), first_step_at_or_past(start, 100, deadline));
+    assert_eq!(
+        handoff.finish(&sim),
+        first_step_at_or_past(start, 100, deadline)
+    );
     // The lead was for that sleep only: the next hands off HANDOFF_NS early.
     let d2 = sim.now() + 1_000_000;
     sim.script_overshoots([2_000]);
