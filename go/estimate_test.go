@@ -80,6 +80,77 @@ func TestMarginIsTheBinAboveTheAllowedTail(t *testing.T) {
 	}
 }
 
+func TestAYoungBucketIsAnsweredByItsPooledNeighbours(t *testing.T) {
+	var e estimator
+	e.beginSleep()
+	for i := 0; i < 150; i++ {
+		e.observe(50_000, 3_000) // bucket 2, bin [2816, 3071]
+	}
+	for i := 0; i < 60; i++ {
+		e.observe(100_000, 5_000) // bucket 3, bin [4608, 5119]
+	}
+	// At 1 % bucket 3's own 60 samples cannot place a margin; with bucket
+	// 2's 150 the pool of buckets 2-4 has 210, and its quantile is bucket
+	// 3's samples' bin (the 2nd largest of 210).
+	if n, ok := e.samples(3, 10_000), e.established(3, 10_000); n != 210 || !ok {
+		t.Fatalf("bucket 3 at 1 %%: %d samples, established %v", n, ok)
+	}
+	if got := e.margin(3, 10_000); got != binHi(binOf(5_000)) {
+		t.Fatalf("margin(3, 1 %%) = %d", got)
+	}
+	// Bucket 4 borrows bucket 3's samples and pools with bucket 3 alone
+	// (bucket 5 is not live): 60, not established.
+	if n, ok := e.samples(4, 10_000), e.established(4, 10_000); n != 60 || ok {
+		t.Fatalf("bucket 4 at 1 %%: %d samples, established %v", n, ok)
+	}
+	// At 0.1 % 210 samples are too few even pooled: not established, the
+	// margin is their maximum.
+	if e.established(3, 1_000) || e.margin(3, 1_000) != binHi(binOf(5_000)) {
+		t.Fatalf("bucket 3 at 0.1 %%: established %v, margin %d", e.established(3, 1_000), e.margin(3, 1_000))
+	}
+	// Bucket 2 has enough of its own at 1 %: its own samples answer.
+	if n, m := e.samples(2, 10_000), e.margin(2, 10_000); n != 150 || m != binHi(binOf(3_000)) {
+		t.Fatalf("bucket 2 at 1 %%: %d samples, margin %d", n, m)
+	}
+	// Bucket 1 has no live sample: it borrows bucket 2's 150, enough at
+	// 5 % on their own.
+	if n, ok := e.samples(1, 50_000), e.established(1, 50_000); n != 150 || !ok {
+		t.Fatalf("bucket 1 at 5 %%: %d samples, established %v", n, ok)
+	}
+	// A long bucket with no live neighbour borrows from its source alone,
+	// never pooled.
+	if n, ok := e.samples(8, 10_000), e.established(8, 10_000); n != 60 || ok {
+		t.Fatalf("bucket 8 at 1 %%: %d samples, established %v", n, ok)
+	}
+	// Nothing live: no samples.
+	var fresh estimator
+	if fresh.samples(3, 10_000) != 0 || fresh.established(3, 10_000) {
+		t.Fatal("a fresh estimator has samples")
+	}
+}
+
+func TestAPoolNeverAnswersBelowItsSourcesOwnSamples(t *testing.T) {
+	var e estimator
+	e.beginSleep()
+	for i := 0; i < 150; i++ {
+		e.observe(50_000, 2_000) // bucket 2, bin [1920, 2047]
+	}
+	for i := 0; i < 60; i++ {
+		e.observe(100_000, 9_000) // bucket 3, bin [8192, 9215]
+	}
+	e.observe(100_000, 30_000) // bucket 3, bin [28672, 30719]
+	// At 1 % the pool of buckets 2-4 (211 samples, k = 2) answers the 2nd
+	// largest, in bin [8192, 9215]; bucket 3's own 61 samples (k = 0) answer
+	// their largest, 30 719: the margin is that.
+	pool := view{members: [3]int{2, 3}, len: 2, n: 211}
+	if q := e.quantile(&pool, 10_000); q != binHi(binOf(9_000)) {
+		t.Fatalf("the pool's own quantile %d", q)
+	}
+	if got := e.margin(3, 10_000); !e.established(3, 10_000) || got != binHi(binOf(30_000)) {
+		t.Fatalf("margin(3, 1 %%) = %d, established %v", got, e.established(3, 10_000))
+	}
+}
+
 func TestOneOutlierLeavesAfterWindowObservations(t *testing.T) {
 	var e estimator
 	e.beginSleep()
