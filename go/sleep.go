@@ -269,16 +269,20 @@ func ParseMode(s string) (Mode, error) {
 // meets the sleeper's TailTarget (default 1 %). The predictions come from
 // the wake-ups of the last 1024 OS waits of each length, kept as histograms
 // (spec/estimator.md): one outlier counts for at most 1024 waits of its
-// length and, once 100 samples are in, moves the 1 % margin by one rank at
-// most; a lasting rise is followed after 11 late wake-ups at 1 % (with a
-// full window, at once in one under 100 samples); a wait
-// length unused for 256 sleeps is forgotten and tried afresh. A wait length
-// with too few samples to set one aside at the share it is planned at is
-// never trusted to wake earlier than any longer one; the first plan of every
-// 8th sleep explores a two-wait plan through such a short wait length (at
-// that conservative margin, one extra OS wait), so it gathers samples. A
-// wait cut short to its length's longest is only a sleep's first plan, and
-// only when no complete plan meets the target. What an OS
+// length and, once 199 samples are in, moves the 1 % margin by one rank at
+// most; a lasting rise is followed after 10 late wake-ups at 1 % (with a
+// full window, at once in one under 99 samples); a wait length unused for
+// 256 sleeps is forgotten and tried afresh. A short wait length (below
+// 524 µs) too young for the share it is planned at is answered by its
+// neighbours' samples pooled (half and twice its length); samples too few
+// even so are never trusted to wake earlier than any longer wait length,
+// and a sleep planned on them counts in Stats as unproven. The first plan
+// of each of a sleeper's first 256 sleeps, then of every 8th, explores a
+// two-wait plan through a short wait length not yet established (at that
+// conservative margin: one extra OS wait, at most 1/16 of the sleep's
+// length in CPU), so it gathers samples. A wait cut short to its length's
+// longest is only a sleep's first plan, and only when no complete plan
+// meets the target. What an OS
 // wait costs is learned by reading the thread CPU clock around every 8th
 // one. On Linux the OS thread that does each OS wait gets a 1 ns timer
 // slack (see SetTimerSlack).
@@ -699,11 +703,17 @@ func explores(seq uint64) bool {
 // only as a sleep's first plan (step.first), when no complete plan meets the
 // budget and one wait costs less than spinning the rest. After a two-wait
 // plan's first wait (step.afterSplit) only the one-wait candidate or a spin
-// is considered. With step.explore (the first plan of every exploreEvery-th
-// sleep), a two-wait plan that meets the budget and whose short wait's
+// is considered. With step.explore (the first plan of a sleep that
+// explores), a two-wait plan that meets the budget and whose short wait's
 // bucket is not yet established at half the budget is taken even if it
-// costs more: the one whose short bucket has the most samples (ties: the
-// smaller S), finishing one bucket at a time.
+// costs more, by at most remaining/exploreCostDiv over the one-wait plan
+// (or the pure spin): the one whose short bucket has the most samples
+// standing for it (ties: the smaller S), finishing one pool at a time.
+//
+// A plan is proven when every margin it rests on is established at the
+// share it is planned at: the one wait's or the chunk's bucket at budget;
+// for a two-wait plan the short bucket at half the budget and the long one
+// at budget. The plan before anything is learned is not.
 //
 // Before anything is learned: one OS wait ending defaultMarginNs (or
 // minSpin) before the deadline.
