@@ -20,10 +20,10 @@ const (
 	// spinNearNs: within this much of the deadline a spin only pauses,
 	// never yields, so the last stretch is polled at the clock's own speed.
 	spinNearNs = 20_000
-	// exploreEvery: every this many sleeps, the first plan of a sleep
-	// prefers a two-wait plan whose short wait's bucket is not yet
-	// established (exploration), so short buckets get the samples that let
-	// two-wait plans compete on their merit.
+	// exploreEvery: after a sleeper's first exploreYoungSleeps, the first
+	// plan of every this many sleeps prefers a two-wait plan whose short
+	// wait's bucket is not yet established (exploration), so short buckets
+	// get the samples that let two-wait plans compete on their merit.
 	exploreEvery = 8
 	// exploreYoungSleeps: the first this many sleeps of a sleeper all
 	// explore (when a two-wait plan with a young short bucket meets the
