@@ -19,7 +19,7 @@
 //
 //	s := keeptime.NewSleeper(keeptime.Exact)
 //	s.SetTailTarget(keeptime.TailStrict)         // at most 0.1 % of sleeps late
-//	st := s.Stats()                              // sleeps, late, OS waits, spin, CPU estimate
+//	st := s.Stats()                              // sleeps, late, OS waits, spin, CPU, unproven
 //	e := keeptime.NewSleeper(keeptime.Efficient) // no spin; may end a few µs early
 //	report, err := keeptime.InspectClocks()      // clock_getres, read cost, clocksource, slack
 //	s.SetIdleHint(keeptime.IdleHintZero)         // opt-in PM QoS request; idle CPUs poll (power!)

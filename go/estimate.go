@@ -2,7 +2,7 @@ package keeptime
 
 import "math/bits"
 
-// The wake-up model of spec/estimator.md (version 4), bit for bit: how late
+// The wake-up model of spec/estimator.md (version 5), bit for bit: how late
 // OS waits of each length wake the thread, and what one costs it, learned
 // from every OS wait. spec/vectors/estimator.json pins it; the Rust core
 // (crates/keeptime/src/estimate.rs) and the Java library compute the same
@@ -15,23 +15,27 @@ import "math/bits"
 //     a log-binned histogram (161 bins, eight per power of two, each at
 //     most 12.5 % wide), with prefix sums of its counts and of its bins'
 //     lower edges: an observation updates one bucket's prefix sums, every
-//     query is a lookup or a binary search; enough samples to place a
-//     late-share target down to 0.1 %.
-//   - margin(b, share) is the upper edge of the bin holding the sample of
-//     rank floor(n · share) + 1 from the top: at most that share of the
-//     remembered wake-ups came later than the margin. A window too young to
-//     set a sample aside at that share (n · share < 1) is not trusted to
-//     wake earlier than any longer wait: its margin is at least every live
-//     longer bucket's at the same share.
+//     query adds at most three lookups or runs one binary search; enough
+//     samples to place a late-share target down to 0.1 %.
+//   - margin(b, share) is the upper edge of the bin holding the k-th
+//     largest sample, k = floor((n + 1) · share) (the largest when k = 0):
+//     a further wake-up lands above it with chance k / (n + 1) <= share.
+//     Samples too few to place a margin at that share ((n + 1) · share < 1)
+//     are not trusted to wake earlier than any longer wait: their margin is
+//     at least every live longer bucket's at the same share.
+//   - A short bucket (up to poolMaxBucket, waits below 524 µs) too young for
+//     a share on its own is answered by its live neighbours' samples pooled
+//     (b − 1, b, b + 1), never below its own samples' quantile.
 //   - One outlier counts for exactly window further OS waits of its length
 //     (or until its bucket goes horizon sleeps unused). While it counts it
 //     raises the margin at share p by at most one rank of the remembered
-//     distribution once n · p >= 1 (100 samples at 1 %, 1000 at 0.1 %),
-//     whatever its size; in a younger window it is the margin, and the
-//     planner prices that against a second wait or a pure spin.
-//   - A lasting shift up is followed once floor(n · p) + 1 new samples lie
-//     above the old margin (11 at 1 % with a full window, 2 at 0.1 %); a
-//     shift down within window OS waits of that length.
+//     distribution once (n + 1) · p >= 2 (199 samples at 1 %; at 0.1 % a
+//     full window sets none aside), whatever its size; in a younger window
+//     it is the margin, and the planner prices that against a second wait
+//     or a pure spin.
+//   - A lasting shift up is followed once max(k, 1) new samples lie above
+//     the old margin (10 at 1 % with a full window, 1 at 0.1 %); a shift
+//     down within window OS waits of that length.
 //   - The thread-CPU cost of an OS wait is sampled around every 8th OS wait
 //     and kept per bucket as an integer moving average (weight 1/4).
 //   - A bucket with no live sample borrows from the nearest shorter bucket
@@ -63,6 +67,11 @@ const (
 	maxSampleNs = 1_000_000_000
 	// ppm: shares are integers in parts per million.
 	ppm = 1_000_000
+	// poolMaxBucket is the longest bucket that pools with its neighbours
+	// (waits below 524 µs, the short waits of two-wait plans): a longer
+	// wait's wake-up depends on its length (a deeper idle state, the host's
+	// scheduler), so a young long bucket is answered by its own samples alone.
+	poolMaxBucket = 5
 )
 
 // bucketOf is the bucket of an OS wait of waitNs nanoseconds: 0 below
@@ -336,77 +345,169 @@ func (e *estimator) empty() bool {
 	return true
 }
 
-// margin is the margin at which at most sharePpm parts per million of the
-// remembered wake-ups of bucket b came later: quantile(source(b), share)
-// when b is established at that share; otherwise (a window too young to set
-// a sample aside, whose maximum says little about a rare tail) the largest
-// of that and quantile(l, share) over every live bucket l > b, since longer
-// waits wake no earlier. defaultMarginNs when nothing is live.
-func (e *estimator) margin(b int, sharePpm uint64) uint64 {
+// view is the set of buckets whose samples stand for a bucket at a share
+// (spec/estimator.md, "view"): up to three members, their summed count n,
+// and whether n is enough to place a margin at that share.
+type view struct {
+	members     [3]int
+	len         int
+	n           uint64
+	established bool
+}
+
+// viewOf is the view of one bucket's own samples.
+func (e *estimator) viewOf(s int, established bool) view {
+	return view{members: [3]int{s}, len: 1, n: uint64(e.buckets[s].len), established: established}
+}
+
+// view is the samples that stand for bucket b at sharePpm: the source's own
+// when they are enough to set one aside at that share; else, for a short
+// bucket (b <= poolMaxBucket), the live buckets among b-1, b, b+1 that are
+// short too, pooled (a short wait's overshoot hardly depends on its exact
+// length); else the source's own, not established. ok == false when
+// nothing is live.
+func (e *estimator) view(b int, sharePpm uint64) (v view, ok bool) {
 	s := e.source(b)
 	if s < 0 {
+		return view{}, false
+	}
+	if e.places(uint64(e.buckets[s].len), sharePpm) {
+		return e.viewOf(s, true), true
+	}
+	if b > poolMaxBucket {
+		return e.viewOf(s, false), true
+	}
+	for k := max(b-1, 0); k <= min(b+1, poolMaxBucket); k++ {
+		if e.isLive(k) {
+			v.members[v.len] = k
+			v.len++
+			v.n = satAdd(v.n, uint64(e.buckets[k].len))
+		}
+	}
+	if v.len == 0 {
+		return e.viewOf(s, false), true
+	}
+	v.established = e.places(v.n, sharePpm)
+	return v, true
+}
+
+// prefix is the number of the view's samples in bins 0..k and the sum of
+// their bins' lower edges; k < 0 means none.
+func (e *estimator) prefix(v *view, k int) (n, loSum uint64) {
+	for _, m := range v.members[:v.len] {
+		a, l := e.buckets[m].prefix(k)
+		n, loSum = satAdd(n, a), satAdd(loSum, l)
+	}
+	return n, loSum
+}
+
+// firstBinReaching is the lowest bin i where the view holds at least need
+// samples in bins 0..i, at most bins-1.
+func (e *estimator) firstBinReaching(v *view, need uint64) int {
+	if v.len == 1 {
+		return e.buckets[v.members[0]].firstBinReaching(need)
+	}
+	lo, hi := 0, bins-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		var c uint64
+		for _, k := range v.members[:v.len] {
+			c += uint64(e.buckets[k].cum[m])
+		}
+		if c < need {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// margin is the margin at which, over the n samples that stand for bucket b
+// at sharePpm (its view), a further wake-up comes later with a chance of at
+// most sharePpm parts per million: quantile(view, share). An established
+// pool answers at least the source's own quantile (a neighbour's tighter
+// wake-ups never make this length's own tail shorter). Samples too few for
+// the share (whose maximum says little about a rare tail) answer at least
+// quantile({l}, share) of every live bucket l > b, since longer waits wake
+// no earlier. defaultMarginNs when nothing is live.
+func (e *estimator) margin(b int, sharePpm uint64) uint64 {
+	v, ok := e.view(b, sharePpm)
+	if !ok {
 		return defaultMarginNs
 	}
-	own := e.quantile(s, sharePpm)
-	if e.places(s, sharePpm) {
+	own := e.quantile(&v, sharePpm)
+	if v.established {
+		if s := e.source(b); v.len > 1 || v.members[0] != s {
+			sv := e.viewOf(s, false)
+			own = max(own, e.quantile(&sv, sharePpm))
+		}
 		return own
 	}
 	for l := b + 1; l < buckets; l++ {
 		if e.isLive(l) {
-			own = max(own, e.quantile(l, sharePpm))
+			lv := e.viewOf(l, false)
+			own = max(own, e.quantile(&lv, sharePpm))
 		}
 	}
 	return own
 }
 
-// places reports whether bucket s has enough samples to set one aside at
-// sharePpm: n · min(share, 10^6) >= 10^6.
-func (e *estimator) places(s int, sharePpm uint64) bool {
-	return satMul(uint64(e.buckets[s].len), min(sharePpm, ppm)) >= ppm
+// places reports whether n samples are enough to set one aside at
+// sharePpm: (n + 1) · min(share, 10^6) >= 10^6.
+func (e *estimator) places(n, sharePpm uint64) bool {
+	return satMul(satAdd(n, 1), min(sharePpm, ppm)) >= ppm
 }
 
-// established reports whether the samples that stand for bucket b are
-// enough to place a margin at sharePpm on their own (n · share >= 10^6).
+// established reports whether the samples that stand for bucket b at
+// sharePpm (its source's own, or the pool of its neighbours) are enough to
+// place a margin at that share: (n + 1) · share >= 10^6.
 func (e *estimator) established(b int, sharePpm uint64) bool {
-	s := e.source(b)
-	return s >= 0 && e.places(s, sharePpm)
+	v, ok := e.view(b, sharePpm)
+	return ok && v.established
 }
 
-// quantile is the upper edge of the bin holding the sample of rank
-// floor(n · share / 10^6) + 1 from the top of bucket s's own samples:
-// binHi(0) when every sample may be set aside.
-func (e *estimator) quantile(s int, sharePpm uint64) uint64 {
-	h := &e.buckets[s]
-	n := uint64(h.len)
-	allowed := satMul(n, min(sharePpm, ppm)) / ppm
+// samples is how many samples stand for bucket b at sharePpm (0 when none).
+func (e *estimator) samples(b int, sharePpm uint64) uint64 {
+	v, _ := e.view(b, sharePpm)
+	return v.n
+}
+
+// quantile is the upper edge of the bin holding the k-th largest of the
+// view's n samples, k = floor((n + 1) · share / 10^6) (the largest when
+// k = 0): a further wake-up from the same distribution lands above it with
+// chance k / (n + 1) <= share. binHi(0) when every sample may be set aside.
+func (e *estimator) quantile(v *view, sharePpm uint64) uint64 {
+	n := v.n
+	k := satMul(satAdd(n, 1), min(sharePpm, ppm)) / ppm
+	allowed := min(satSub(k, 1), n)
 	// The highest bin i with (samples in bins >= i) > allowed is the lowest
 	// i with cum[i] >= n - allowed.
-	return binHi(h.firstBinReaching(n - allowed))
+	return binHi(e.firstBinReaching(v, n-allowed))
 }
 
-// tail counts, for an OS wait of bucket b that ends g before the deadline,
-// the samples that would have woken after it and the spin the others leave.
-func (e *estimator) tail(b int, g uint64) tailCounts {
-	s := e.source(b)
-	if s < 0 {
+// tail counts, over the samples that stand for bucket b at sharePpm, for an
+// OS wait of bucket b that ends g before the deadline, the samples that
+// would have woken after it and the spin the others leave.
+func (e *estimator) tail(b int, sharePpm, g uint64) tailCounts {
+	v, ok := e.view(b, sharePpm)
+	if !ok {
 		return tailCounts{}
 	}
-	h := &e.buckets[s]
-	n := uint64(h.len)
-	within, loSum := h.prefix(lastBinWithin(g))
-	return tailCounts{samples: n, late: n - within, spinSum: spinSum(g, within, loSum)}
+	within, loSum := e.prefix(&v, lastBinWithin(g))
+	return tailCounts{samples: v.n, late: v.n - within, spinSum: spinSum(g, within, loSum)}
 }
 
-// splitCounts, over the bins of b's source with binHi <= g: within counts
-// the samples with binHi <= limit, restSpin sums (g − binLo) over the others.
-func (e *estimator) splitCounts(b int, limit, g uint64) (within, restSpin uint64) {
-	s := e.source(b)
-	if s < 0 {
+// splitCounts, over the samples that stand for bucket b at sharePpm, in the
+// bins with binHi <= g: within counts the samples with binHi <= limit,
+// restSpin sums (g − binLo) over the others.
+func (e *estimator) splitCounts(b int, sharePpm, limit, g uint64) (within, restSpin uint64) {
+	v, ok := e.view(b, sharePpm)
+	if !ok {
 		return 0, 0
 	}
-	h := &e.buckets[s]
-	nG, loG := h.prefix(lastBinWithin(g))
-	nL, loL := h.prefix(lastBinWithin(min(limit, g)))
+	nG, loG := e.prefix(&v, lastBinWithin(g))
+	nL, loL := e.prefix(&v, lastBinWithin(min(limit, g)))
 	return nL, spinSum(g, nG-nL, loG-loL)
 }
 

@@ -51,21 +51,103 @@ func TestBinsPartitionTheSampleRange(t *testing.T) {
 func TestMarginIsTheBinAboveTheAllowedTail(t *testing.T) {
 	var e estimator
 	e.beginSleep()
-	for i := 0; i < 99; i++ {
+	for i := 0; i < 198; i++ {
 		e.observe(100_000, 4_000) // bin [3840, 4095]
 	}
 	e.observe(100_000, 2_000_000)
-	// n = 100: at 1 % one sample may be later than the margin.
-	if got := e.margin(3, 10_000); got != 4_095 {
+	// n = 199: at 1 % the margin is the 2nd largest sample's bin
+	// (floor(200 · 1 %) = 2), the outlier lies above it.
+	if got := e.margin(3, 10_000); got != 4_095 || binHi(binOf(4_000)) != 4_095 {
 		t.Errorf("margin at 1 %% = %d, want 4095", got)
 	}
-	// At 0.5 % none may: the outlier is the margin.
+	// At 0.5 %: the largest (floor(200 · 0.5 %) = 1), the outlier.
 	if got := e.margin(3, 5_000); got != binHi(binOf(2_000_000)) {
 		t.Errorf("margin at 0.5 %% = %d, want %d", got, binHi(binOf(2_000_000)))
+	}
+	// At 1 % with one sample fewer, too: floor(199 · 1 %) = 1.
+	var y estimator
+	y.beginSleep()
+	for i := 0; i < 197; i++ {
+		y.observe(100_000, 4_000)
+	}
+	y.observe(100_000, 2_000_000)
+	if got := y.margin(3, 10_000); got != binHi(binOf(2_000_000)) {
+		t.Errorf("margin at 1 %% of 198 samples = %d, want %d", got, binHi(binOf(2_000_000)))
 	}
 	// Shares above 100 % count as 100 %: every sample may be later.
 	if got := e.margin(3, 5*ppm); got != binHi(0) {
 		t.Errorf("margin at 500 %% = %d", got)
+	}
+}
+
+func TestAYoungBucketIsAnsweredByItsPooledNeighbours(t *testing.T) {
+	var e estimator
+	e.beginSleep()
+	for i := 0; i < 150; i++ {
+		e.observe(50_000, 3_000) // bucket 2, bin [2816, 3071]
+	}
+	for i := 0; i < 60; i++ {
+		e.observe(100_000, 5_000) // bucket 3, bin [4608, 5119]
+	}
+	// At 1 % bucket 3's own 60 samples cannot place a margin; with bucket
+	// 2's 150 the pool of buckets 2-4 has 210, and its quantile is bucket
+	// 3's samples' bin (the 2nd largest of 210).
+	if n, ok := e.samples(3, 10_000), e.established(3, 10_000); n != 210 || !ok {
+		t.Fatalf("bucket 3 at 1 %%: %d samples, established %v", n, ok)
+	}
+	if got := e.margin(3, 10_000); got != binHi(binOf(5_000)) {
+		t.Fatalf("margin(3, 1 %%) = %d", got)
+	}
+	// Bucket 4 borrows bucket 3's samples and pools with bucket 3 alone
+	// (bucket 5 is not live): 60, not established.
+	if n, ok := e.samples(4, 10_000), e.established(4, 10_000); n != 60 || ok {
+		t.Fatalf("bucket 4 at 1 %%: %d samples, established %v", n, ok)
+	}
+	// At 0.1 % 210 samples are too few even pooled: not established, the
+	// margin is their maximum.
+	if e.established(3, 1_000) || e.margin(3, 1_000) != binHi(binOf(5_000)) {
+		t.Fatalf("bucket 3 at 0.1 %%: established %v, margin %d", e.established(3, 1_000), e.margin(3, 1_000))
+	}
+	// Bucket 2 has enough of its own at 1 %: its own samples answer.
+	if n, m := e.samples(2, 10_000), e.margin(2, 10_000); n != 150 || m != binHi(binOf(3_000)) {
+		t.Fatalf("bucket 2 at 1 %%: %d samples, margin %d", n, m)
+	}
+	// Bucket 1 has no live sample: it borrows bucket 2's 150, enough at
+	// 5 % on their own.
+	if n, ok := e.samples(1, 50_000), e.established(1, 50_000); n != 150 || !ok {
+		t.Fatalf("bucket 1 at 5 %%: %d samples, established %v", n, ok)
+	}
+	// A long bucket with no live neighbour borrows from its source alone,
+	// never pooled.
+	if n, ok := e.samples(8, 10_000), e.established(8, 10_000); n != 60 || ok {
+		t.Fatalf("bucket 8 at 1 %%: %d samples, established %v", n, ok)
+	}
+	// Nothing live: no samples.
+	var fresh estimator
+	if fresh.samples(3, 10_000) != 0 || fresh.established(3, 10_000) {
+		t.Fatal("a fresh estimator has samples")
+	}
+}
+
+func TestAPoolNeverAnswersBelowItsSourcesOwnSamples(t *testing.T) {
+	var e estimator
+	e.beginSleep()
+	for i := 0; i < 150; i++ {
+		e.observe(50_000, 2_000) // bucket 2, bin [1920, 2047]
+	}
+	for i := 0; i < 60; i++ {
+		e.observe(100_000, 9_000) // bucket 3, bin [8192, 9215]
+	}
+	e.observe(100_000, 30_000) // bucket 3, bin [28672, 30719]
+	// At 1 % the pool of buckets 2-4 (211 samples, k = 2) answers the 2nd
+	// largest, in bin [8192, 9215]; bucket 3's own 61 samples (k = 0) answer
+	// their largest, 30 719: the margin is that.
+	pool := view{members: [3]int{2, 3}, len: 2, n: 211}
+	if q := e.quantile(&pool, 10_000); q != binHi(binOf(9_000)) {
+		t.Fatalf("the pool's own quantile %d", q)
+	}
+	if got := e.margin(3, 10_000); !e.established(3, 10_000) || got != binHi(binOf(30_000)) {
+		t.Fatalf("margin(3, 1 %%) = %d, established %v", got, e.established(3, 10_000))
 	}
 }
 
@@ -158,11 +240,11 @@ func TestTailAndSplitCounts(t *testing.T) {
 	e.beginSleep()
 	e.observe(50_000, 2_000)  // bin [1920, 2047]
 	e.observe(50_000, 30_000) // bin [28672, 30719]
-	if got := e.tail(2, 10_000); got != (tailCounts{samples: 2, late: 1, spinSum: 10_000 - 1_920}) {
+	if got := e.tail(2, 10_000, 10_000); got != (tailCounts{samples: 2, late: 1, spinSum: 10_000 - 1_920}) {
 		t.Fatalf("tail = %+v", got)
 	}
 	// g = 40 µs: both bins fit; the 2 µs one within a 5 µs limit, the other not.
-	within, rest := e.splitCounts(2, 5_000, 40_000)
+	within, rest := e.splitCounts(2, 10_000, 5_000, 40_000)
 	if within != 1 || rest != 40_000-28_672 {
 		t.Fatalf("splitCounts = %d, %d", within, rest)
 	}
@@ -225,20 +307,78 @@ func BenchmarkPlanExact(b *testing.B) {
 	}
 }
 
-// The spec's queries as written in spec/estimator.md: scans over the bin
-// counts, with term-by-term saturating sums. The estimator answers them
-// from prefix sums; both must agree on every input.
-type scanModel struct{ counts [bins]uint64 }
+// The spec's queries as written in spec/estimator.md: a view chosen by its
+// rules, scans over the bin counts of its buckets added up, with
+// term-by-term saturating sums. The estimator answers them from prefix
+// sums; both must agree on every input.
+type scanModel struct {
+	counts [bins]uint64
+	n      uint64
+}
 
-func scanOf(h *histogram) (m scanModel) {
-	for k := 0; k < h.len; k++ {
-		m.counts[h.ring[k]]++
+// scanOf is the bins of the buckets' remembered samples added up.
+func scanOf(e *estimator, members ...int) (m scanModel) {
+	for _, b := range members {
+		h := &e.buckets[b]
+		for k := 0; k < h.len; k++ {
+			m.counts[h.ring[k]]++
+		}
+		m.n += uint64(h.len)
 	}
 	return m
 }
 
-func (m scanModel) quantile(n, p uint64) uint64 {
-	allowed := satMul(n, min(p, ppm)) / ppm
+// specView is view(b, p) by the spec's rules: the buckets, whether it is
+// established, and ok == false when there is no source.
+func specView(e *estimator, b int, p uint64) (members []int, established, ok bool) {
+	places := func(n uint64) bool { return (n+1)*min(p, ppm) >= ppm }
+	s := e.source(b)
+	if s < 0 {
+		return nil, false, false
+	}
+	if places(uint64(e.buckets[s].len)) {
+		return []int{s}, true, true
+	}
+	if b > poolMaxBucket {
+		return []int{s}, false, true
+	}
+	n := uint64(0)
+	for k := b - 1; k <= b+1; k++ {
+		if k >= 0 && k <= poolMaxBucket && e.isLive(k) {
+			members = append(members, k)
+			n += uint64(e.buckets[k].len)
+		}
+	}
+	if len(members) == 0 {
+		return []int{s}, false, true
+	}
+	return members, places(n), true
+}
+
+// specMargin is margin(b, p) by the spec's rules.
+func specMargin(e *estimator, b int, p uint64) uint64 {
+	members, established, ok := specView(e, b, p)
+	if !ok {
+		return defaultMarginNs
+	}
+	m := scanOf(e, members...).quantile(p)
+	if established {
+		if s := e.source(b); len(members) > 1 || members[0] != s {
+			m = max(m, scanOf(e, s).quantile(p))
+		}
+		return m
+	}
+	for l := b + 1; l < buckets; l++ {
+		if e.isLive(l) {
+			m = max(m, scanOf(e, l).quantile(p))
+		}
+	}
+	return m
+}
+
+func (m scanModel) quantile(p uint64) uint64 {
+	k := (m.n + 1) * min(p, ppm) / ppm
+	allowed := min(m.n, max(k, 1)-1)
 	above := uint64(0)
 	for i := bins - 1; i >= 0; i-- {
 		above += m.counts[i]
@@ -249,8 +389,8 @@ func (m scanModel) quantile(n, p uint64) uint64 {
 	return binHi(0)
 }
 
-func (m scanModel) tail(n, g uint64) tailCounts {
-	t := tailCounts{samples: n}
+func (m scanModel) tail(g uint64) tailCounts {
+	t := tailCounts{samples: m.n}
 	for i, c := range m.counts {
 		if c == 0 {
 			continue
@@ -279,8 +419,8 @@ func (m scanModel) splitCounts(limit, g uint64) (within, restSpin uint64) {
 	return within, restSpin
 }
 
-func (m scanModel) compensation(n uint64) uint64 {
-	rank := (n - 1) / 2
+func (m scanModel) compensation() uint64 {
+	rank := (m.n - 1) / 2
 	below := uint64(0)
 	for i := 0; i < bins; i++ {
 		below += m.counts[i]
@@ -291,43 +431,74 @@ func (m scanModel) compensation(n uint64) uint64 {
 	return 0
 }
 
-func TestPrefixSumsAnswerAsTheSpecsScans(t *testing.T) {
+func TestPrefixSumsAndPoolsAnswerAsTheSpecsScans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var e estimator
 	e.beginSleep()
 	gs := []uint64{0, 1023, 1024, 3_071, 50_000, 917_503, 1 << 30, math.MaxUint64 / 1024, math.MaxUint64 / 3, math.MaxUint64}
+	shares := []uint64{0, 1, 999, 1_000, 5_000, 10_000, 50_000, ppm, 3 * ppm}
+	// Waits of buckets 2, 3 (most), 4, 5 (rare: it is forgotten now and
+	// then), 6 and 8: short buckets that pool, long ones that do not.
+	waits := []uint64{50_000, 100_000, 100_000, 100_000, 200_000, 1_000_000, 5_000_000}
+	pooled := 0
 	for round := 0; round < 3_000; round++ {
+		if round%10 == 0 {
+			e.beginSleep()
+		}
 		// Overshoots spread over every octave, and a full window's worth.
 		o := rng.Uint64N(1 << (10 + rng.UintN(21)))
 		if rng.UintN(50) == 0 {
 			o = math.MaxUint64
 		}
-		e.observe(100_000, o)
+		w := waits[rng.UintN(uint(len(waits)))]
+		if rng.UintN(100) == 0 {
+			w = 400_000
+		}
+		e.observe(w, o)
 		if round%7 != 0 {
 			continue
 		}
-		h := &e.buckets[3]
-		m, n := scanOf(h), uint64(h.len)
-		for _, p := range []uint64{0, 1, 999, 1_000, 5_000, 10_000, 50_000, ppm, 3 * ppm} {
-			if got, want := e.quantile(3, p), m.quantile(n, p); got != want {
-				t.Fatalf("round %d: quantile(%d) = %d, scan %d", round, p, got, want)
+		for b := 0; b < buckets; b++ {
+			for _, p := range shares {
+				members, established, ok := specView(&e, b, p)
+				if got, want := e.margin(b, p), specMargin(&e, b, p); got != want {
+					t.Fatalf("round %d: margin(%d, %d) = %d, spec %d", round, b, p, got, want)
+				}
+				if got := e.established(b, p); got != established {
+					t.Fatalf("round %d: established(%d, %d) = %v, spec %v", round, b, p, got, established)
+				}
+				if got, want := e.samples(b, p), scanOf(&e, members...).n; got != want || !ok && got != 0 {
+					t.Fatalf("round %d: samples(%d, %d) = %d, spec %d", round, b, p, got, want)
+				}
+				if len(members) > 1 {
+					pooled++
+				}
 			}
-		}
-		if got, want := e.compensation(3), m.compensation(n); got != want {
-			t.Fatalf("round %d: compensation = %d, scan %d", round, got, want)
-		}
-		for _, g := range append(gs, rng.Uint64N(2_000_000_000), rng.Uint64()) {
-			if got, want := e.tail(3, g), m.tail(n, g); got != want {
-				t.Fatalf("round %d: tail(%d) = %+v, scan %+v", round, g, got, want)
-			}
-			for _, limit := range []uint64{0, 45_000, g / 2, g, math.MaxUint64} {
-				w1, r1 := e.splitCounts(3, limit, g)
-				w2, r2 := m.splitCounts(limit, g)
-				if w1 != w2 || r1 != r2 {
-					t.Fatalf("round %d: splitCounts(%d, %d) = %d, %d; scan %d, %d", round, limit, g, w1, r1, w2, r2)
+			if s := e.source(b); s >= 0 {
+				if got, want := e.compensation(b), scanOf(&e, s).compensation(); got != want {
+					t.Fatalf("round %d: compensation(%d) = %d, scan %d", round, b, got, want)
 				}
 			}
 		}
+		// tail and splitCounts at one bucket and share a round.
+		b, p := int(rng.UintN(buckets)), shares[rng.UintN(uint(len(shares)))]
+		members, _, _ := specView(&e, b, p)
+		m := scanOf(&e, members...)
+		for _, g := range append(gs, rng.Uint64N(2_000_000_000), rng.Uint64()) {
+			if got, want := e.tail(b, p, g), m.tail(g); got != want {
+				t.Fatalf("round %d: tail(%d, %d, %d) = %+v, scan %+v", round, b, p, g, got, want)
+			}
+			for _, limit := range []uint64{0, 45_000, g / 2, g, math.MaxUint64} {
+				w1, r1 := e.splitCounts(b, p, limit, g)
+				w2, r2 := m.splitCounts(limit, g)
+				if w1 != w2 || r1 != r2 {
+					t.Fatalf("round %d: splitCounts(%d, %d, %d, %d) = %d, %d; scan %d, %d", round, b, p, limit, g, w1, r1, w2, r2)
+				}
+			}
+		}
+	}
+	if pooled == 0 {
+		t.Fatal("no query was answered by a pool")
 	}
 }
 

@@ -20,11 +20,22 @@ const (
 	// spinNearNs: within this much of the deadline a spin only pauses,
 	// never yields, so the last stretch is polled at the clock's own speed.
 	spinNearNs = 20_000
-	// exploreEvery: every this many sleeps, the first plan of a sleep
-	// prefers a two-wait plan whose short wait's bucket is not yet
-	// established (exploration), so short buckets get the samples that let
-	// two-wait plans compete on their merit.
+	// exploreEvery: after a sleeper's first exploreYoungSleeps, the first
+	// plan of every this many sleeps prefers a two-wait plan whose short
+	// wait's bucket is not yet established (exploration), so short buckets
+	// get the samples that let two-wait plans compete on their merit.
 	exploreEvery = 8
+	// exploreYoungSleeps: the first this many sleeps of a sleeper all
+	// explore (when a two-wait plan with a young short bucket meets the
+	// budget): a fresh sleeper learns its short waits in a few hundred
+	// sleeps instead of a few thousand.
+	exploreYoungSleeps = 256
+	// exploreCostDiv: an exploring plan is taken only when its expected CPU
+	// exceeds the one-wait plan's (or the pure spin's) by at most
+	// 1/exploreCostDiv of the time left: exploring costs at most 6.25 % of a
+	// sleep in CPU, and a short bucket whose cautious margin is huge is not
+	// explored.
+	exploreCostDiv = 16
 	// crowdSpinDivisor: in a crowd (more sleepers inside an Exact sleep
 	// than CPUs), the sleepers' spins may take at most 1/crowdSpinDivisor
 	// of the CPUs' time, less their OS waits' cost (spec/sleep.md, "Crowds").
@@ -176,6 +187,14 @@ type SleeperStats struct {
 	// CPUEstimate is the estimated CPU time of the waiting: the learned cost
 	// of each OS wait when it was made, plus Spin.
 	CPUEstimate time.Duration `json:"cpu_estimate_ns"`
+	// UnprovenSleeps counts the sleeps planned on margins not yet
+	// established at their share (learned from fewer samples than the tail
+	// target needs, (n + 1) · target < 1, even pooled): the target is not
+	// proven for them, only the sleeper's most cautious margin (the latest
+	// wake-up it has seen of that length or longer). A young sleeper at a
+	// strict target has many; the late share of the other sleeps is what
+	// the target governs.
+	UnprovenSleeps uint64 `json:"unproven_sleeps"`
 }
 
 // LateShare is Late / Sleeps (0 before the first sleep).
@@ -188,7 +207,7 @@ func (st SleeperStats) LateShare() float64 {
 
 // sleepStats are the counters of spec/sleep.md "Stats", in nanoseconds.
 type sleepStats struct {
-	sleeps, late, osWaits, spinNs, cpuEstimateNs uint64
+	sleeps, late, osWaits, spinNs, cpuEstimateNs, unprovenSleeps uint64
 }
 
 // Mode is how a Sleeper finishes a wait: the trade between accuracy and CPU.
@@ -250,16 +269,20 @@ func ParseMode(s string) (Mode, error) {
 // meets the sleeper's TailTarget (default 1 %). The predictions come from
 // the wake-ups of the last 1024 OS waits of each length, kept as histograms
 // (spec/estimator.md): one outlier counts for at most 1024 waits of its
-// length and, once 100 samples are in, moves the 1 % margin by one rank at
-// most; a lasting rise is followed after 11 late wake-ups at 1 % (with a
-// full window, at once in one under 100 samples); a wait
-// length unused for 256 sleeps is forgotten and tried afresh. A wait length
-// with too few samples to set one aside at the share it is planned at is
-// never trusted to wake earlier than any longer one; the first plan of every
-// 8th sleep explores a two-wait plan through such a short wait length (at
-// that conservative margin, one extra OS wait), so it gathers samples. A
-// wait cut short to its length's longest is only a sleep's first plan, and
-// only when no complete plan meets the target. What an OS
+// length and, once 199 samples are in, moves the 1 % margin by one rank at
+// most; a lasting rise is followed after 10 late wake-ups at 1 % (with a
+// full window, at once in one under 99 samples); a wait length unused for
+// 256 sleeps is forgotten and tried afresh. A short wait length (below
+// 524 µs) too young for the share it is planned at is answered by its
+// neighbours' samples pooled (half and twice its length); samples too few
+// even so are never trusted to wake earlier than any longer wait length,
+// and a sleep planned on them counts in Stats as unproven. The first plan
+// of each of a sleeper's first 256 sleeps, then of every 8th, explores a
+// two-wait plan through a short wait length not yet established (at that
+// conservative margin: one extra OS wait, at most 1/16 of the sleep's
+// length in CPU), so it gathers samples. A wait cut short to its length's
+// longest is only a sleep's first plan, and only when no complete plan
+// meets the target. What an OS
 // wait costs is learned by reading the thread CPU clock around every 8th
 // one. On Linux the OS thread that does each OS wait gets a 1 ns timer
 // slack (see SetTimerSlack).
@@ -363,15 +386,16 @@ func (s *Sleeper) SetMinSpin(d time.Duration) { s.minSpinNs = durationNs(d) }
 func (s *Sleeper) MinSpin() time.Duration { return durationOf(s.minSpinNs) }
 
 // Stats returns what this sleeper has spent since it was made or since
-// ResetStats: sleeps, late sleeps, OS waits, spin time and its CPU
-// estimate.
+// ResetStats: sleeps, late sleeps, OS waits, spin time, its CPU estimate
+// and the sleeps planned on unproven margins.
 func (s *Sleeper) Stats() SleeperStats {
 	return SleeperStats{
-		Sleeps:      s.stats.sleeps,
-		Late:        s.stats.late,
-		OSWaits:     s.stats.osWaits,
-		Spin:        durationOf(s.stats.spinNs),
-		CPUEstimate: durationOf(s.stats.cpuEstimateNs),
+		Sleeps:         s.stats.sleeps,
+		Late:           s.stats.late,
+		OSWaits:        s.stats.osWaits,
+		Spin:           durationOf(s.stats.spinNs),
+		CPUEstimate:    durationOf(s.stats.cpuEstimateNs),
+		UnprovenSleeps: s.stats.unprovenSleeps,
 	}
 }
 
@@ -452,12 +476,17 @@ func (s *Sleeper) exactSleep(p platform, deadline, now uint64) handoff {
 // plan that meets the tail target (spec/sleep.md, "planned_sleep").
 func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) handoff {
 	budget := uint64(s.target.PPM())
-	step := planStep{first: true, explore: s.est.seq%exploreEvery == 0}
+	unproven := false
+	step := planStep{first: true, explore: explores(s.est.seq)}
 	for {
 		plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
 		step.first, step.explore = false, false
 		if !ok {
 			return s.finish(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs), spinNearNs)
+		}
+		if !plan.proven && !unproven { // counted once per sleep
+			unproven = true
+			s.stats.unprovenSleeps = satAdd(s.stats.unprovenSleeps, 1)
 		}
 		now = s.osWait(p, now, plan.waitNs)
 		if now >= deadline { // overslept: nothing to do
@@ -624,7 +653,7 @@ type planStep struct {
 	// first: the first plan of a sleep (no OS wait taken yet); only then may
 	// a wait cut short to its bucket's longest (a chunk) be taken.
 	first bool
-	// explore: the first plan of every exploreEvery-th sleep.
+	// explore: the first plan of a sleep that explores (see explores).
 	explore bool
 	// afterSplit: a two-wait plan's first wait has been taken; only its
 	// short wait (one OS wait, then a spin) or a spin may follow, no further
@@ -641,6 +670,17 @@ type osWaitPlan struct {
 	// with: half the budget (the short wait's share) after a two-wait plan's
 	// first wait, else the budget unchanged.
 	restBudgetPpm uint64
+	// proven: every margin the plan rests on is established at the share
+	// it is planned at; an unproven plan counts its sleep in
+	// sleepStats.unprovenSleeps.
+	proven bool
+}
+
+// explores reports whether the first plan of the sleep numbered seq
+// (counted after its beginSleep) explores: each of a sleeper's first
+// exploreYoungSleeps, then every exploreEvery-th.
+func explores(seq uint64) bool {
+	return seq <= exploreYoungSleeps || seq%exploreEvery == 0
 }
 
 // planExact is the next OS wait of an Exact sleep with remaining ns to go,
@@ -663,11 +703,17 @@ type osWaitPlan struct {
 // only as a sleep's first plan (step.first), when no complete plan meets the
 // budget and one wait costs less than spinning the rest. After a two-wait
 // plan's first wait (step.afterSplit) only the one-wait candidate or a spin
-// is considered. With step.explore (the first plan of every exploreEvery-th
-// sleep), a two-wait plan that meets the budget and whose short wait's
+// is considered. With step.explore (the first plan of a sleep that
+// explores), a two-wait plan that meets the budget and whose short wait's
 // bucket is not yet established at half the budget is taken even if it
-// costs more: the one whose short bucket has the most samples (ties: the
-// smaller S), finishing one bucket at a time.
+// costs more, by at most remaining/exploreCostDiv over the one-wait plan
+// (or the pure spin): the one whose short bucket has the most samples
+// standing for it (ties: the smaller S), finishing one pool at a time.
+//
+// A plan is proven when every margin it rests on is established at the
+// share it is planned at: the one wait's or the chunk's bucket at budget;
+// for a two-wait plan the short bucket at half the budget and the long one
+// at budget. The plan before anything is learned is not.
 //
 // Before anything is learned: one OS wait ending defaultMarginNs (or
 // minSpin) before the deadline.
@@ -676,13 +722,13 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 	if r < minOsWaitNs {
 		return osWaitPlan{}, false
 	}
-	one := func(waitNs uint64) osWaitPlan {
-		return osWaitPlan{waitNs: waitNs, restBudgetPpm: budget}
+	one := func(waitNs uint64, proven bool) osWaitPlan {
+		return osWaitPlan{waitNs: waitNs, restBudgetPpm: budget, proven: proven}
 	}
 	if e.empty() {
 		g := max(defaultMarginNs, minSpin)
 		if r >= g && r-g >= minOsWaitNs {
-			return one(r - g), true
+			return one(r-g, false), true
 		}
 		return osWaitPlan{}, false
 	}
@@ -702,21 +748,23 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		l := r - g
 		if l > bucketHi(b) {
 			if bucketHi(b) >= minOsWaitNs && step.first {
-				chunk, chunkCost, haveChunk = one(bucketHi(b)), e.cost(b), true
+				chunk, chunkCost, haveChunk = one(bucketHi(b), e.established(b, budget)), e.cost(b), true
 			}
 			break
 		}
 		if l >= bucketLo(b) && l >= minOsWaitNs {
-			t := e.tail(b, g)
+			t := e.tail(b, budget, g)
 			cost := satAdd(e.cost(b), t.spinSum/t.samples)
 			if cost < bestCost {
-				best, found, bestCost = one(l), true, cost
+				best, found, bestCost = one(l, e.established(b, budget)), true, cost
 			}
 			break
 		}
 	}
+	oneCost := bestCost // the cheapest one-wait plan's, or a pure spin's
 	var explored osWaitPlan
-	exploredN, haveExplored := 0, false
+	var exploredN uint64
+	haveExplored := false
 	q := budget / 2
 	for _, sNs := range splitsNs {
 		if q == 0 || step.afterSplit {
@@ -730,18 +778,20 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		}
 		l1 := r - g
 		b1 := bucketOf(l1)
-		t1 := e.tail(b1, g)
-		room, restSpin := e.splitCounts(b1, sNs-minOsWaitNs, g)
-		ts := e.tail(bs, gs)
+		t1 := e.tail(b1, budget, g)
+		room, restSpin := e.splitCounts(b1, budget, sNs-minOsWaitNs, g)
+		ts := e.tail(bs, q, gs)
 		late := satMul(t1.late*ts.samples+room*ts.late, ppm)
 		if late > satMul(budget, t1.samples*ts.samples) {
 			continue
 		}
 		second := satAdd(e.cost(bs), ts.spinSum/ts.samples)
 		cost := satAdd(e.cost(b1), satAdd(satMul(room, second), restSpin)/t1.samples)
-		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q}
-		if step.explore && !e.established(bs, q) {
-			if n := e.liveSamples(bs); !haveExplored || n > exploredN {
+		shortEstablished := e.established(bs, q)
+		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q,
+			proven: shortEstablished && e.established(b1, budget)}
+		if step.explore && !shortEstablished && cost <= satAdd(oneCost, r/exploreCostDiv) {
+			if n := e.samples(bs, q); !haveExplored || n > exploredN {
 				explored, exploredN, haveExplored = plan, n, true
 			}
 		}

@@ -149,7 +149,8 @@ func TestAWarmedUpSleeperFinishesWithAShortSpin(t *testing.T) {
 	sim.defaultOvershoot = 4_000
 	sim.waitCost = 2_000
 	s := newSleeperOn(sim, Exact)
-	for i := 0; i < 10; i++ {
+	// Past the young sleeper's exploration (every sleep explores until then).
+	for i := 0; i < exploreYoungSleeps; i++ {
 		s.Sleep(time.Millisecond)
 	}
 	sim.waits = nil
@@ -168,66 +169,129 @@ func TestAWarmedUpSleeperFinishesWithAShortSpin(t *testing.T) {
 }
 
 func TestCheapShortWaitsMakeTwoWaitPlans(t *testing.T) {
-	// A quiet host: a 1 ms wait wakes up to 40 µs late (every 10th sleep's
-	// first wait), a ~50 µs one 3 µs late, and a wait costs 2 µs. Waking
-	// 53 µs early and taking a second short wait is cheaper than spinning
-	// the long wait's tail, but only once the short waits' bucket (2) is
-	// established at the share it is planned at; until then its margin is
-	// the long waits' (40959 ns at 1 % and 0.5 %), and only exploration
-	// (the first plan of every 8th sleep) gives it samples.
+	// A quiet host: a 1 ms wait wakes up to 40 µs late, a ~50 µs one 3 µs
+	// late, and a wait costs 2 µs. Waking early and taking a second short
+	// wait is cheaper than spinning the long wait's tail.
 	sim := newSim(0)
 	sim.waitCost = 2_000
 	sim.defaultOvershoot = 3_000
 	s := newSleeperOn(sim, Exact)
-	var early [][]uint64 // per sleep: how long before the deadline each wait ended
-	var shortSamples []int
-	for i := 0; i < 1200; i++ {
+	// Until the short waits' buckets have 199 samples together (enough to
+	// set a margin at half the 1 % budget) their margin is the long
+	// bucket's; each of a young sleeper's sleeps explores a two-wait plan
+	// and adds one.
+	for i := 0; i < exploreYoungSleeps; i++ {
+		// The first (long) wait of every 10th sleep wakes 40 µs late.
 		if i%10 == 9 {
 			sim.overshoots = []uint64{40_000}
 		}
-		shortSamples = append(shortSamples, s.est.liveSamples(2))
+		s.Sleep(time.Millisecond)
+	}
+	if !s.est.established(bucketOf(200_000), 5_000) {
+		t.Fatal("the short waits' pool is not established at 0.5 %")
+	}
+	sim.waits = nil
+	deadline := sim.now() + 1_000_000
+	woke := s.sleepUntilNs(deadline)
+	// The short wait's margin at half the budget: the bin of 3 µs, [2816,
+	// 3071]; the long wait ends 50 µs before it, then a 71 ns spin.
+	want := []simWait{
+		{deadline - 1_000_000, deadline - 53_071, deadline - 50_071, false},
+		{deadline - 50_071, deadline - 3_071, deadline - 71, false},
+	}
+	if !reflect.DeepEqual(sim.waits, want) || woke != deadline+29 {
+		t.Fatalf("waits %v, woke %d after the deadline; want %v", sim.waits, int64(woke-deadline), want)
+	}
+}
+
+func TestAFreshSleeperTakesTwoWaitPlansWithinItsFirstFewHundredSleeps(t *testing.T) {
+	// Every OS wait wakes 3 µs late and costs 2 µs, except the long wait of
+	// every 10th sleep, 40 µs late: one wait, then a 41 µs spin, meets 1 %;
+	// a long wait and a short one ending 3 µs before the deadline is
+	// cheaper, once the short wait's bucket can be trusted at 0.5 %.
+	sim := newSim(0)
+	sim.waitCost = 2_000
+	sim.defaultOvershoot = 3_000
+	s := newSleeperOn(sim, Exact)
+	lastOther := 0
+	for i := 1; i <= 400; i++ {
+		if i%10 == 0 {
+			sim.overshoots = []uint64{40_000}
+		}
 		sim.waits = nil
 		deadline := sim.now() + 1_000_000
-		woke := s.sleepUntilNs(deadline)
-		if woke < deadline {
-			t.Fatalf("sleep %d returned early", i)
-		}
-		var e []uint64
-		for _, w := range sim.waits {
-			e = append(e, deadline-w.target)
-		}
-		early = append(early, e)
-	}
-	for _, c := range []struct {
-		sleep   int
-		samples int // live samples of bucket 2 before the sleep
-		early   []uint64
-	}{
-		// seq 864: exploring, the short wait planned at the long waits' margin.
-		{863, 87, []uint64{90_959, 40_959}},
-		// Young at 1 %: one wait at the long waits' margin, then a spin.
-		{864, 88, []uint64{40_959}},
-		// Established at 1 % (n >= 100) but not at the split's 0.5 %: one
-		// wait at the long margin, then a short one-wait plan (3071 ns, the
-		// bin [2816, 3071] of 3 µs).
-		{1000, 114, []uint64{40_959, 3_071}},
-		{1094, 199, []uint64{40_959, 3_071}},
-		// n = 200 is established at 0.5 %: the two-wait plan, 50 µs + 3071.
-		{1095, 200, []uint64{53_071, 3_071}},
-		// The long wait woke 40 µs late: 13 µs are left, and bucket 0 (the
-		// short tails of earlier such sleeps, too young at 0.5 %) answers the
-		// long waits' margin, so the sleep spins.
-		{1199, 294, []uint64{53_071}},
-	} {
-		if shortSamples[c.sleep] != c.samples || !reflect.DeepEqual(early[c.sleep], c.early) {
-			t.Errorf("sleep %d (%d short samples): waits end %v ns early; want %d samples, %v",
-				c.sleep, shortSamples[c.sleep], early[c.sleep], c.samples, c.early)
+		s.sleepUntilNs(deadline)
+		// The sleeps whose long wait woke 40 µs late plan their short wait
+		// from a shorter bucket: left out.
+		if i%10 != 0 && (len(sim.waits) != 2 || deadline-sim.waits[1].target != 3_071) {
+			lastOther = i
 		}
 	}
-	for i := 1095; i < len(early); i++ {
-		if i%10 != 9 && !reflect.DeepEqual(early[i], []uint64{53_071, 3_071}) {
-			t.Errorf("sleep %d: waits end %v ns early, want the two-wait plan", i, early[i])
+	// The young sleeper explores on every sleep; each short wait adds a
+	// sample to its bucket, and a pool of neighbouring short buckets is
+	// trusted at 0.5 % once it holds 199 samples together (the largest is
+	// then the margin). After sleep 221, every sleep is a two-wait plan
+	// whose short wait ends at the learned 3 µs margin's bin edge, 3 071 ns
+	// before the deadline.
+	if lastOther != 221 {
+		t.Fatalf("the last sleep without the learned two-wait plan is %d, want 221", lastOther)
+	}
+	if !s.est.established(bucketOf(200_000), 5_000) {
+		t.Fatal("the short waits' pool is not established at 0.5 %")
+	}
+}
+
+func TestAYoungSleeperExploresEverySleepThenEveryEighth(t *testing.T) {
+	for seq := uint64(1); seq <= exploreYoungSleeps; seq++ {
+		if !explores(seq) {
+			t.Fatalf("sleep %d does not explore", seq)
 		}
+	}
+	var later []uint64
+	for q := uint64(exploreYoungSleeps + 1); q <= exploreYoungSleeps+3*exploreEvery; q++ {
+		if explores(q) {
+			later = append(later, q)
+		}
+	}
+	if !reflect.DeepEqual(later, []uint64{264, 272, 280}) {
+		t.Fatalf("after the young sleeps, sleeps %v explore", later)
+	}
+}
+
+func TestSleepsOnUnestablishedMarginsAreCountedUnproven(t *testing.T) {
+	sim := newSim(0)
+	sim.waitCost = 2_000
+	sim.defaultOvershoot = 3_000
+	s := newSleeperOn(sim, Exact)
+	s.SetTailTarget(TailStrict)
+	// At 0.1 % a margin needs 999 samples ((999 + 1) · 0.1 % = 1).
+	k := uint64(0)
+	for !s.est.established(bucketOf(990_000), 1_000) {
+		s.Sleep(time.Millisecond)
+		k++
+	}
+	// The long waits' bucket (6) is too long to pool: it gains one sample a
+	// sleep and is established at 0.1 % with its 999th. Every sleep planned
+	// before that is unproven; none after it.
+	if st := s.Stats(); k != 999 || st.UnprovenSleeps != k {
+		t.Fatalf("%d sleeps to establish the long waits, %d unproven", k, st.UnprovenSleeps)
+	}
+	// Later, only a sleep that explores a young short bucket's two-wait
+	// plan (every 8th) rests on an unproven margin.
+	for i := 0; i < 16; i++ {
+		s.Sleep(time.Millisecond)
+	}
+	explored := uint64(0)
+	for q := k + 1; q <= k+16; q++ {
+		if explores(q) {
+			explored++
+		}
+	}
+	if explored != 2 {
+		t.Fatalf("%d of 16 sleeps explore", explored)
+	}
+	if st := s.Stats(); st.UnprovenSleeps != k+explored || st.Late != 0 {
+		t.Fatalf("stats %+v, want %d unproven and none late", st, k+explored)
 	}
 }
 
@@ -235,22 +299,26 @@ func TestALoneOutlierDoesNotMoveALearnedMargin(t *testing.T) {
 	sim := newSim(0)
 	sim.defaultOvershoot = 3_000
 	s := newSleeperOn(sim, Exact)
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 400; i++ {
 		s.Sleep(100 * time.Microsecond)
 	}
 	b := bucketOf(96_000)
+	if n := s.est.liveSamples(b); n < 199 {
+		t.Fatalf("%d samples of 96 µs waits", n)
+	}
 	normal := binHi(binOf(3_000))
 	if got := s.est.margin(b, 10_000); got != normal {
 		t.Fatalf("learned margin %d, want %d", got, normal)
 	}
-	// One 2 ms preemption: late, but the 1 % margin holds (n >= 100, so one
-	// sample may lie above it).
+	// One 2 ms preemption: late, but the 1 % margin holds (n >= 199, so the
+	// margin is the 2nd largest sample or below).
 	sim.overshoots = []uint64{2_000_000}
 	s.Sleep(100 * time.Microsecond)
 	if got := s.est.margin(b, 10_000); got != normal || s.Stats().Late != 1 {
 		t.Fatalf("margin %d, late %d", got, s.Stats().Late)
 	}
-	// At 0.1 % it counts until window more waits of its length pushed it out.
+	// At 0.1 % it is the margin until window more waits of its length pushed
+	// it out.
 	if got := s.est.margin(b, 1_000); got != binHi(binOf(2_000_000)) {
 		t.Fatalf("0.1 %% margin %d", got)
 	}
@@ -278,8 +346,8 @@ func TestAMarginLargerThanTheWaitDoesNotSpinForever(t *testing.T) {
 	}
 }
 
-func TestAStricterTargetSpinsLonger(t *testing.T) {
-	run := func(target TailTarget) uint64 {
+func TestAStricterTargetBuysItsTailWithASecondWaitOrALongerSpin(t *testing.T) {
+	run := func(target TailTarget) []uint64 {
 		sim := newSim(0)
 		sim.waitCost = 20_000
 		s := newSleeperOn(sim, Exact)
@@ -296,20 +364,32 @@ func TestAStricterTargetSpinsLonger(t *testing.T) {
 		sim.waits = nil
 		deadline := sim.now() + 1_000_000
 		s.sleepUntilNs(deadline)
-		return deadline - sim.waits[0].target
+		var early []uint64
+		for _, w := range sim.waits {
+			early = append(early, deadline-w.target)
+		}
+		return early
 	}
-	// 5 %: the 26 µs bin; 1 % and 0.1 %: the 60 µs bin.
+	wake, tail := binHi(binOf(26_000)), binHi(binOf(60_000))
 	for _, c := range []struct {
 		target TailTarget
-		margin uint64
+		early  []uint64
 	}{
-		{TailRelaxed, binHi(binOf(26_000))},
-		{TailBalanced, binHi(binOf(60_000))},
-		{TailStrict, binHi(binOf(60_000))},
-		{TailTarget{}, binHi(binOf(60_000))}, // the zero value is TailBalanced
+		// 5 %: one wait ending at the 26 µs bin (the 2 % of 60 µs wakes may
+		// be late).
+		{TailRelaxed, []uint64{wake}},
+		// 1 %: the 60 µs wakes must be covered. A long wait ending 50 µs
+		// plus the short waits' margin early, then a short wait (its
+		// bucket, learned while the young sleeper explored, has only seen
+		// 26 µs wakes) is cheaper than spinning the 60 µs bin.
+		{TailBalanced, []uint64{50_000 + wake, wake}},
+		{TailTarget{}, []uint64{50_000 + wake, wake}}, // the zero value is TailBalanced
+		// 0.1 %: short buckets are not established at 0.05 %: one wait at
+		// the 60 µs bin.
+		{TailStrict, []uint64{tail}},
 	} {
-		if got := run(c.target); got != c.margin {
-			t.Errorf("target %v: the OS wait ends %d ns early, want %d", c.target, got, c.margin)
+		if got := run(c.target); !reflect.DeepEqual(got, c.early) {
+			t.Errorf("target %v: the OS waits end %v ns early, want %v", c.target, got, c.early)
 		}
 	}
 }
@@ -324,7 +404,8 @@ func TestStatsCountSleepsLateWaitsSpinAndCPU(t *testing.T) {
 	// hand-off: the spin is counted to the deadline, before the last step).
 	sim.overshoots = []uint64{10_000, 10_000}
 	s.sleepUntilNs(500_000)
-	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 239, CPUEstimate: 239 + 2*1_000}
+	// Nothing was learned when the sleep was planned: unproven.
+	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 239, CPUEstimate: 239 + 2*1_000, UnprovenSleeps: 1}
 	if st := s.Stats(); st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}
@@ -363,16 +444,28 @@ func TestTheThreadCPUClockIsReadAroundEveryEighthWait(t *testing.T) {
 		t.Fatalf("%d reads of the thread CPU clock, lock depth %d", sim.cpuReads, sim.locked)
 	}
 	sim.waitCost = 11_000
-	// Until the 8th wait the cost is not sampled again.
-	for s.Stats().OSWaits < costSampleEvery {
+	// The cost is sampled around every 8th wait (the 1st, 9th, …), of
+	// whatever length the plans make it: not again until the 9th.
+	for s.Stats().OSWaits <= costSampleEvery {
 		s.Sleep(200 * time.Microsecond)
-		if s.Stats().OSWaits <= costSampleEvery && (s.est.cost(b) != 7_000 || sim.cpuReads != 2) {
-			t.Fatalf("sampled again after %d waits", s.Stats().OSWaits)
+		n := s.Stats().OSWaits
+		if want := 2 * int((n+costSampleEvery-1)/costSampleEvery); sim.cpuReads != want || sim.locked != 0 {
+			t.Fatalf("%d reads of the thread CPU clock after %d waits, want %d; lock depth %d", sim.cpuReads, n, want, sim.locked)
+		}
+		if n <= costSampleEvery && s.est.cost(b) != 7_000 {
+			t.Fatalf("sampled again after %d waits", n)
 		}
 	}
-	s.Sleep(200 * time.Microsecond)
-	if s.est.cost(b) <= 7_000 || sim.cpuReads != 4 || sim.locked != 0 {
-		t.Fatalf("9th wait: cost %d, %d reads, lock depth %d", s.est.cost(b), sim.cpuReads, sim.locked)
+	// The 9th wait's own bucket learned its cost: 7 000 + (11 000 - 7 000)
+	// / 4 in the first wait's bucket, 11 000 in a bucket of its own.
+	ninth := sim.waits[costSampleEvery]
+	k := bucketOf(ninth.target - ninth.issued)
+	want := uint64(11_000)
+	if k == b {
+		want = 8_000
+	}
+	if h := &s.est.buckets[k]; !h.hasCost || h.cost != want {
+		t.Fatalf("the 9th wait's bucket %d learned %d (%v), want %d", k, h.cost, h.hasCost, want)
 	}
 }
 

@@ -35,11 +35,12 @@ type estimatorState struct {
 }
 
 // planJSON is a plan_exact expectation: null (spin) or {wait_ns, split,
-// rest_budget_ppm}; every field is required.
+// rest_budget_ppm, proven}; every field is required.
 type planJSON struct {
 	WaitNs        *uint64 `json:"wait_ns"`
 	Split         *bool   `json:"split"`
 	RestBudgetPpm *uint64 `json:"rest_budget_ppm"`
+	Proven        *bool   `json:"proven"`
 }
 
 type estimatorVectors struct {
@@ -54,7 +55,12 @@ type estimatorVectors struct {
 		MaxSampleNs     uint64   `json:"MAX_SAMPLE_NS"`
 		MinOsWaitNs     uint64   `json:"MIN_OS_WAIT_NS"`
 		SplitsNs        []uint64 `json:"SPLITS_NS"`
-		CheckSharesPpm  []uint64 `json:"check_shares_ppm"`
+		// The exploration constants; pointers, so that a vector file
+		// without them fails instead of reading zeros.
+		ExploreEvery       *uint64  `json:"EXPLORE_EVERY"`
+		ExploreYoungSleeps *uint64  `json:"EXPLORE_YOUNG_SLEEPS"`
+		ExploreCostDiv     *uint64  `json:"EXPLORE_COST_DIV"`
+		CheckSharesPpm     []uint64 `json:"check_shares_ppm"`
 	} `json:"constants"`
 	Cases []struct {
 		Name  string `json:"name"`
@@ -103,6 +109,12 @@ func TestEstimatorVectors(t *testing.T) {
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(k.SplitsNs, splitsNs[:]) {
 		t.Fatalf("constants: vectors %v %v, Go %v %v", got, k.SplitsNs, want, splitsNs)
 	}
+	if k.ExploreEvery == nil || k.ExploreYoungSleeps == nil || k.ExploreCostDiv == nil {
+		t.Fatal("constants: EXPLORE_EVERY, EXPLORE_YOUNG_SLEEPS and EXPLORE_COST_DIV are required")
+	}
+	if got, want := [3]uint64{*k.ExploreEvery, *k.ExploreYoungSleeps, *k.ExploreCostDiv}, [3]uint64{exploreEvery, exploreYoungSleeps, exploreCostDiv}; got != want {
+		t.Fatalf("constants: vectors EXPLORE_EVERY, EXPLORE_YOUNG_SLEEPS, EXPLORE_COST_DIV %v, Go %v", got, want)
+	}
 	shares := k.CheckSharesPpm
 	if len(shares) == 0 {
 		t.Fatal("no check_shares_ppm")
@@ -143,12 +155,12 @@ func TestEstimatorVectors(t *testing.T) {
 					if st.First == nil || st.Explore == nil || st.AfterSplit == nil {
 						t.Fatalf("step %d: plan_exact without first, explore and after_split", i)
 					}
-					if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil) {
-						t.Fatalf("step %d: plan_exact expect without wait_ns, split and rest_budget_ppm", i)
+					if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil || want.Proven == nil) {
+						t.Fatalf("step %d: plan_exact expect without wait_ns, split, rest_budget_ppm and proven", i)
 					}
 					step := planStep{first: *st.First, explore: *st.Explore, afterSplit: *st.AfterSplit}
 					p, ok := planExact(&e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step)
-					if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm}) {
+					if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm, *want.Proven}) {
 						t.Errorf("step %d plan_exact(%d, %d ppm, %d, %+v) = %+v, %v; want %s",
 							i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step, p, ok, st.Expect)
 					}
@@ -228,6 +240,8 @@ func TestSleepVectors(t *testing.T) {
 						OSWaits       uint64 `json:"os_waits"`
 						SpinNs        uint64 `json:"spin_ns"`
 						CPUEstimateNs uint64 `json:"cpu_estimate_ns"`
+						// Required: a pointer, so that its absence fails.
+						UnprovenSleeps *uint64 `json:"unproven_sleeps"`
 					} `json:"stats"`
 				} `json:"expect"`
 			} `json:"sleeps"`
@@ -283,8 +297,11 @@ func TestSleepVectors(t *testing.T) {
 					t.Errorf("sleep %d waits\n got %v\nwant %v", i, sim.waits, want)
 				}
 				x := sp.Expect.Stats
-				if st := s.stats; st != (sleepStats{x.Sleeps, x.Late, x.OSWaits, x.SpinNs, x.CPUEstimateNs}) {
-					t.Errorf("sleep %d stats %+v, want %+v", i, st, x)
+				if x.UnprovenSleeps == nil {
+					t.Fatalf("sleep %d: stats without unproven_sleeps", i)
+				}
+				if st := s.stats; st != (sleepStats{x.Sleeps, x.Late, x.OSWaits, x.SpinNs, x.CPUEstimateNs, *x.UnprovenSleeps}) {
+					t.Errorf("sleep %d stats %+v, want %+v (unproven %d)", i, st, x, *x.UnprovenSleeps)
 				}
 				if sim.locked != 0 {
 					t.Errorf("sleep %d left the thread locked (%d)", i, sim.locked)
