@@ -1,0 +1,182 @@
+//! Recording a trace of this machine: interleaved rounds of absolute OS
+//! waits of every length, each with its overshoot and thread CPU.
+
+use super::{Trace, TraceError, TraceRow};
+use crate::sys::OsWake;
+
+/// What [`record`] records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordOptions {
+    /// The OS-wait lengths (ns), each ≥ 1.
+    pub lengths_ns: Vec<u64>,
+    /// Passes over all lengths, each in its own shuffled order (≥ 1).
+    pub rounds: u32,
+    /// Wall time of the whole recording (ns), split evenly into one block per
+    /// (round, length).
+    pub total_ns: u64,
+    /// Fewest waits in one block, even when they overrun its share of the time.
+    pub min_block_waits: u32,
+    /// Most waits in one block (short lengths stop here).
+    pub max_block_waits: u32,
+    /// Seed of the shuffles.
+    pub seed: u64,
+}
+
+impl Default for RecordOptions {
+    /// The shared traces' settings: 5 µs … 20.48 ms doubling, 3 rounds, 12 s,
+    /// 60–1500 waits per block, seed 1.
+    fn default() -> Self {
+        RecordOptions {
+            lengths_ns: default_lengths_ns(),
+            rounds: 3,
+            total_ns: 12_000_000_000,
+            min_block_waits: 60,
+            max_block_waits: 1500,
+            seed: 1,
+        }
+    }
+}
+
+/// 5 µs, 10 µs, … 20.48 ms (13 lengths, doubling).
+pub fn default_lengths_ns() -> Vec<u64> {
+    (0..13).map(|k| 5_000u64 << k).collect()
+}
+
+/// Where a recording is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordProgress {
+    /// Blocks finished.
+    pub blocks_done: usize,
+    /// Blocks in all.
+    pub blocks: usize,
+    /// Waits so far.
+    pub waits: usize,
+    /// Wall time so far (ns).
+    pub elapsed_ns: u64,
+}
+
+/// SplitMix64: the deterministic generator behind the shuffles and the
+/// oracle's draws.
+#[derive(Clone, Debug)]
+pub(super) struct SplitMix64(pub(super) u64);
+
+impl SplitMix64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 53 random bits.
+    pub(super) fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in 0..n (n ≥ 1), by rejection.
+    pub(super) fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// The length order of each round: a Fisher–Yates shuffle per round from
+/// one SplitMix64 stream seeded with `seed`.
+pub fn round_orders(lengths_ns: &[u64], rounds: u32, seed: u64) -> Vec<Vec<u64>> {
+    let mut rng = SplitMix64(seed);
+    (0..rounds)
+        .map(|_| {
+            let mut order = lengths_ns.to_vec();
+            for i in (1..order.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                order.swap(i, j);
+            }
+            order
+        })
+        .collect()
+}
+
+/// Records a trace on this machine's real OS, as the format says: the
+/// calling thread's timer slack is set to 1 ns (best effort: if the kernel
+/// refuses, the trace shows the default slack), then for each round, for each
+/// length L in that round's shuffled order, a block of consecutive waits:
+/// read the thread CPU clock and `CLOCK_MONOTONIC` (issue time), wait with
+/// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` until issue + L (resumed
+/// to the same target after a signal), read `CLOCK_MONOTONIC` (overshoot =
+/// it − target) and the thread CPU clock. A block runs until its share of
+/// `total_ns` has passed, within `min_block_waits..=max_block_waits` waits.
+/// `progress` is called after every block.
+///
+/// This blocks the calling thread for about `total_ns` (more if the minimum
+/// wait counts overrun it). Off Linux the waits are `std::thread::sleep`.
+pub fn record(
+    options: &RecordOptions,
+    mut progress: impl FnMut(RecordProgress),
+) -> Result<Trace, TraceError> {
+    let o = options;
+    if o.lengths_ns.is_empty() {
+        return Err(TraceError::Options("no lengths to record".into()));
+    }
+    if o.lengths_ns.contains(&0) {
+        return Err(TraceError::Options(
+            "a length of 0 ns (lengths must be positive)".into(),
+        ));
+    }
+    if o.rounds == 0 {
+        return Err(TraceError::Options("0 rounds (at least 1)".into()));
+    }
+    if o.min_block_waits == 0 || o.min_block_waits > o.max_block_waits {
+        return Err(TraceError::Options(format!(
+            "waits per block {}..={} (need 1 ≤ min ≤ max)",
+            o.min_block_waits, o.max_block_waits
+        )));
+    }
+    let _ = crate::sys::set_timer_slack_ns(1);
+    let orders = round_orders(&o.lengths_ns, o.rounds, o.seed);
+    let blocks = orders.len() * o.lengths_ns.len();
+    let block_ns = o.total_ns / blocks as u64;
+    let start = crate::sys::monotonic_ns();
+    let mut rows = Vec::new();
+    let mut done = 0;
+    for (round, order) in orders.iter().enumerate() {
+        for &len in order {
+            let block_start = crate::sys::monotonic_ns();
+            let mut n = 0u32;
+            loop {
+                let cpu0 = crate::sys::thread_cpu_ns();
+                let issue = crate::sys::monotonic_ns();
+                let target = issue.saturating_add(len);
+                while crate::sys::wait_until(target) == OsWake::Interrupted {}
+                let after = crate::sys::monotonic_ns();
+                let cpu1 = crate::sys::thread_cpu_ns();
+                rows.push(TraceRow {
+                    round: round as u32,
+                    os_wait_ns: len,
+                    overshoot_ns: after as i64 - target as i64,
+                    thread_cpu_ns: cpu1.saturating_sub(cpu0),
+                });
+                n += 1;
+                let spent = after.saturating_sub(block_start);
+                if n >= o.max_block_waits || (n >= o.min_block_waits && spent >= block_ns) {
+                    break;
+                }
+            }
+            done += 1;
+            progress(RecordProgress {
+                blocks_done: done,
+                blocks,
+                waits: rows.len(),
+                elapsed_ns: crate::sys::monotonic_ns().saturating_sub(start),
+            });
+        }
+    }
+    Trace::from_rows_named(rows, "(recording)")
+}
+
+// ------------------------------------------------------------------- oracle

@@ -1,0 +1,97 @@
+//! Replaying a trace: a simulated platform whose OS waits wake as the
+//! trace's waits of the nearest length did.
+
+use super::Trace;
+use crate::platform::Platform;
+use crate::sim::SimPlatform;
+use crate::sys::OsWake;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// A simulated [`Platform`] whose OS waits replay a [`Trace`]: a
+/// [`SimPlatform`] (its methods are reachable through `Deref`) whose wake
+/// source walks the trace. Cheap to clone; clones share one simulated world.
+/// Deterministic.
+///
+/// An OS wait issued at `now` to target `t` has length `L = t − now` (0 if
+/// `t ≤ now`) and wakes at `max(now, t)` + the next overshoot of the recorded
+/// length nearest to L: each recorded length has a cursor that walks its rows
+/// in file order and starts over after the last; a negative recorded
+/// overshoot counts as 0. The row's thread CPU is added to the simulated
+/// thread-CPU counter. A spin iteration ([`relax`](Platform::relax)) advances
+/// the clock and the CPU counter by the spin step (default 100 ns), a yield
+/// by the yield step (default 1 µs). Spin slots are free unless
+/// [`set_spin_slots_free(false)`](SimPlatform::set_spin_slots_free). OS waits
+/// are not interrupted unless interrupts are scripted on the simulation.
+#[derive(Clone, Debug)]
+pub struct TracePlatform {
+    trace: Rc<Trace>,
+    sim: SimPlatform,
+}
+
+impl TracePlatform {
+    /// Replays `trace` on a clock that starts at `start_ns`.
+    pub fn new(trace: Trace, start_ns: u64) -> Self {
+        let trace = Rc::new(trace);
+        let sim = SimPlatform::new(start_ns);
+        let replayed = Rc::clone(&trace);
+        let mut cursors = vec![0usize; trace.groups.len()];
+        sim.set_wake_source(move |len| {
+            let k = replayed.nearest_index(len);
+            let waits = &replayed.groups[k].waits;
+            let row = waits[cursors[k]];
+            cursors[k] = (cursors[k] + 1) % waits.len();
+            row
+        });
+        TracePlatform { trace, sim }
+    }
+
+    /// The trace being replayed.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The simulated thread CPU so far (ns): replayed OS waits' thread CPU
+    /// plus spin and yield steps.
+    pub fn thread_cpu_ns(&self) -> u64 {
+        self.sim.thread_cpu()
+    }
+}
+
+impl std::ops::Deref for TracePlatform {
+    type Target = SimPlatform;
+    fn deref(&self) -> &SimPlatform {
+        &self.sim
+    }
+}
+
+impl Platform for TracePlatform {
+    fn now_ns(&self) -> u64 {
+        self.sim.now_ns()
+    }
+    fn os_wait_until(&self, target_ns: u64) -> OsWake {
+        self.sim.os_wait_until(target_ns)
+    }
+    fn relax(&self) {
+        self.sim.relax();
+    }
+    fn yield_now(&self) {
+        self.sim.yield_now();
+    }
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        self.sim.thread_cpu_ns()
+    }
+    fn try_begin_spin(&self) -> bool {
+        self.sim.try_begin_spin()
+    }
+    fn end_spin(&self) {
+        self.sim.end_spin();
+    }
+    fn prepare_thread(&self) {}
+    fn ns_from_instant(&self, instant: Instant) -> u64 {
+        self.sim.ns_from_instant(instant)
+    }
+    fn instant_from_ns(&self, ns: u64) -> Instant {
+        self.sim.instant_from_ns(ns)
+    }
+}
