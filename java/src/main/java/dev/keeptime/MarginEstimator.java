@@ -18,20 +18,30 @@ import java.util.Arrays;
  *       in, the oldest out), enough samples to place a tail target down to
  *       0.1 %;</li>
  *   <li>{@link #margin(int, long) margin(b, share)} is the upper edge of the
- *       bin holding the sample of rank {@code floor(n · share) + 1} from the
- *       top: at most that share of the remembered wake-ups came later;</li>
+ *       bin holding the {@code k}-th largest sample,
+ *       {@code k = floor((n + 1) · share)} (the largest when {@code k = 0}):
+ *       a further wake-up lands above it with chance
+ *       {@code k / (n + 1) ≤ share};</li>
+ *   <li><b>young short buckets pool</b>: a bucket up to
+ *       {@value #POOL_MAX_BUCKET} (waits below 524 µs) too young for a share
+ *       on its own is answered by its live neighbours' samples pooled
+ *       ({@code b − 1}, {@code b}, {@code b + 1}), never below its own
+ *       samples' quantile;</li>
  *   <li><b>young windows are not optimistic</b>: while a bucket is not
  *       {@link #established(int, long) established} at a share
- *       ({@code n · share < 1}: fewer than 100 samples at 1 %, 1000 at 0.1 %)
- *       its margin is at least every live longer bucket's at that share, as
- *       the maximum of a few samples says little about a rare tail;</li>
+ *       ({@code (n + 1) · share < 1}, pooled or not: fewer than 99 samples at
+ *       1 %, 999 at 0.1 %) its margin is at least every live longer bucket's
+ *       at that share, as the maximum of a few samples says little about a
+ *       rare tail;</li>
  *   <li><b>one outlier</b> counts for exactly {@value #WINDOW} further OS
  *       waits of its length (or until its bucket goes {@value #HORIZON} sleeps
- *       unused); once the bucket is established it moves the margin at that share
- *       by at most one rank of the remembered distribution, whatever its size;</li>
- *   <li><b>a lasting shift</b> up is followed once {@code floor(n · share) + 1}
- *       new samples lie above the old margin (11 at 1 % with a full window, 2
- *       at 0.1 %); a shift down within {@value #WINDOW} OS waits of that length;</li>
+ *       unused); once the bucket holds {@code n} samples with
+ *       {@code (n + 1) · share ≥ 2} (199 at 1 %) it moves the margin at that
+ *       share by at most one rank of the remembered distribution, whatever
+ *       its size;</li>
+ *   <li><b>a lasting shift</b> up is followed once {@code max(k, 1)} new
+ *       samples lie above the old margin (10 at 1 % with a full window, 1 at
+ *       0.1 %); a shift down within {@value #WINDOW} OS waits of that length;</li>
  *   <li>the thread-CPU cost of an OS wait ({@link #observeCost}) is sampled on
  *       every {@value #COST_SAMPLE_EVERY}th OS wait and kept per bucket as an
  *       integer moving average of weight 1/4;</li>
@@ -49,7 +59,8 @@ import java.util.Arrays;
  * <p>Not thread-safe: one estimator belongs to one {@link Sleeper}. Cost:
  * about 35 KiB; like the Rust core it keeps prefix sums of each bucket's
  * histogram (counts and bin lower edges), so {@link #observe} updates at most
- * 2 × {@value #BINS} sums and every query is a lookup or a binary search.
+ * 2 × {@value #BINS} sums and every query adds at most three lookups or runs
+ * one binary search.
  */
 public final class MarginEstimator {
     /** Number of OS-wait length buckets. */
@@ -70,6 +81,13 @@ public final class MarginEstimator {
     public static final long MAX_SAMPLE_NS = 1_000_000_000;
     /** Shares are integers in parts per million. */
     public static final long PPM = 1_000_000;
+    /**
+     * The longest bucket that pools with its neighbours (waits below 524 µs,
+     * the short waits of two-wait plans): a longer wait's wake-up depends on
+     * its length (a deeper idle state, the host's scheduler), so a young long
+     * bucket is answered by its own samples alone.
+     */
+    public static final int POOL_MAX_BUCKET = 5;
     private static final int BUCKET_SHIFT = 14;
     private static final long NO_COST = -1; // costs are at most MAX_SAMPLE_NS
 
@@ -308,14 +326,73 @@ public final class MarginEstimator {
     }
 
     /**
-     * The margin at which at most {@code sharePpm} parts per million of the
-     * remembered wake-ups of bucket {@code b} came later: the
-     * quantile of its source's samples if that bucket is
-     * {@link #established(int, long) established} at the share; else (a window
-     * too young for that share) the largest of that quantile and the same
-     * quantile of every live bucket longer than {@code b}: a young bucket is
-     * never trusted to wake earlier than any longer wait.
-     * {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
+     * The samples that stand for a bucket at a share ({@code spec/estimator.md},
+     * <em>view</em>): up to three buckets, their summed count, and whether
+     * they are enough to place a margin at that share.
+     */
+    private static final class View {
+        final int[] members = new int[3];
+        int len;
+        long n;
+        boolean established;
+
+        static View one(int b, long n, boolean established) {
+            View v = new View();
+            v.members[0] = b;
+            v.len = 1;
+            v.n = n;
+            v.established = established;
+            return v;
+        }
+    }
+
+    /**
+     * The samples that stand for bucket {@code b} at {@code sharePpm}: the
+     * source's own when they are enough for that share; else (a bucket up to
+     * {@link #POOL_MAX_BUCKET}) the live buckets among {@code b − 1},
+     * {@code b}, {@code b + 1} that are at most {@link #POOL_MAX_BUCKET},
+     * pooled; else the source's own, not established. {@code null} when
+     * nothing is live.
+     */
+    private View view(int b, long sharePpm) {
+        int s = source(b);
+        if (s < 0) {
+            return null;
+        }
+        if (places(len[s], sharePpm)) {
+            return View.one(s, len[s], true);
+        }
+        if (b > POOL_MAX_BUCKET) {
+            return View.one(s, len[s], false);
+        }
+        View v = new View();
+        for (int k = Math.max(b - 1, 0); k <= Math.min(b + 1, POOL_MAX_BUCKET); k++) {
+            if (isLive(k)) {
+                v.members[v.len++] = k;
+                v.n += len[k];
+            }
+        }
+        if (v.len == 0) {
+            return View.one(s, len[s], false);
+        }
+        v.established = places(v.n, sharePpm);
+        return v;
+    }
+
+    /**
+     * The margin at which, over the {@code n} samples that stand for bucket
+     * {@code b} at {@code sharePpm} ({@link #samples(int, long)}), a further
+     * wake-up comes later with a chance of at most that share: the upper edge
+     * of the bin holding the {@code k}-th largest sample,
+     * {@code k = floor((n + 1) · sharePpm / 10^6)} (a new sample lands above
+     * the {@code k}-th largest of {@code n} alike ones with chance
+     * {@code k / (n + 1)}). A short bucket too young for the share on its own
+     * is answered by its live neighbours pooled, never below its source's own
+     * quantile. Samples too few for the share (not
+     * {@link #established(int, long) established}, {@code k = 0}) answer
+     * their largest, and at least the same quantile of every live bucket
+     * longer than {@code b}: a young bucket is never trusted to wake earlier
+     * than any longer wait. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
      * @param sharePpm the share allowed later than the margin, unsigned ppm
@@ -323,53 +400,107 @@ public final class MarginEstimator {
      * @return the margin, ns
      */
     public long margin(int b, long sharePpm) {
-        int s = source(b);
-        if (s < 0) {
+        View v = view(b, sharePpm);
+        if (v == null) {
             return DEFAULT_MARGIN_NS;
         }
-        long own = quantile(s, sharePpm);
-        if (places(s, sharePpm)) {
+        long own = quantile(v, sharePpm);
+        if (v.established) {
+            // A pool never answers below the source's own samples: a
+            // neighbour's tighter wake-ups do not make this length's
+            // observed tail shorter.
+            int s = source(b);
+            if (v.len > 1 || v.members[0] != s) {
+                own = U64.max(own, quantile(View.one(s, len[s], false), sharePpm));
+            }
             return own;
         }
         for (int l = b + 1; l < BUCKETS; l++) {
             if (isLive(l)) {
-                own = U64.max(own, quantile(l, sharePpm));
+                own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
             }
         }
         return own;
     }
 
     /**
-     * Whether the samples that stand for bucket {@code b} are enough to place
-     * a margin at {@code sharePpm} on their own: its source exists and
-     * {@code n · min(sharePpm, PPM) ≥ PPM} (at least one sample can be set aside).
+     * Whether the samples that stand for bucket {@code b} at {@code sharePpm}
+     * (its source's own, or the pool of its neighbours) are enough to place a
+     * margin at that share: {@code (n + 1) · min(sharePpm, PPM) ≥ PPM}.
      *
      * @param b a bucket
      * @param sharePpm the share, unsigned ppm
      * @return whether {@code b} is established at that share
      */
     public boolean established(int b, long sharePpm) {
-        int s = source(b);
-        return s >= 0 && places(s, sharePpm);
-    }
-
-    /** Whether bucket {@code s}'s own samples can set one aside at {@code sharePpm}. */
-    private boolean places(int s, long sharePpm) {
-        // len <= WINDOW and the share <= PPM: the product cannot overflow.
-        return len[s] * U64.min(sharePpm, PPM) >= PPM;
+        View v = view(b, sharePpm);
+        return v != null && v.established;
     }
 
     /**
-     * The upper edge of the bin holding bucket {@code s}'s own sample of rank
-     * {@code floor(n · sharePpm / 10^6) + 1} from the top ({@code binHi(0)}
-     * when every sample may be later).
+     * How many samples stand for bucket {@code b} at {@code sharePpm}: its
+     * source's, or its pooled neighbours' (see {@link #margin(int, long)}).
+     *
+     * @param b a bucket
+     * @param sharePpm the share, unsigned ppm
+     * @return the samples, 0 when nothing is live
      */
-    private long quantile(int s, long sharePpm) {
-        long n = len[s];
-        long allowed = n * U64.min(sharePpm, PPM) / PPM;
+    public long samples(int b, long sharePpm) {
+        View v = view(b, sharePpm);
+        return v == null ? 0 : v.n;
+    }
+
+    /** Whether {@code n} samples are enough for a margin at {@code sharePpm}: {@code (n + 1) · share ≥ PPM}. */
+    private static boolean places(long n, long sharePpm) {
+        // n <= 3 · WINDOW and the share <= PPM: the product cannot overflow.
+        return (n + 1) * U64.min(sharePpm, PPM) >= PPM;
+    }
+
+    /** Samples of the view in bins {@code 0..i}. */
+    private long viewCum(View v, int i) {
+        long c = 0;
+        for (int m = 0; m < v.len; m++) {
+            c += cum[v.members[m]][i];
+        }
+        return c;
+    }
+
+    /** Samples of the view in bins {@code 0..i} ({@code [0]}) and Σ of their bins' lower edges ({@code [1]}); zeros for {@code i < 0}. */
+    private long[] viewPrefix(View v, int i) {
+        long n = 0;
+        long lo = 0;
+        if (i >= 0) {
+            for (int m = 0; m < v.len; m++) {
+                n += cum[v.members[m]][i];
+                lo += cumLo[v.members[m]][i];
+            }
+        }
+        return new long[] {n, lo};
+    }
+
+    /**
+     * The upper edge of the bin holding the view's {@code k}-th largest
+     * sample, {@code k = floor((n + 1) · sharePpm / 10^6)}, the largest when
+     * {@code k = 0} ({@code binHi(0)} when every sample may be later).
+     */
+    private long quantile(View v, long sharePpm) {
+        long n = v.n;
+        long k = (n + 1) * U64.min(sharePpm, PPM) / PPM;
+        long allowed = Math.min(n, Math.max(k, 1) - 1);
         // The highest bin i with (samples in bins >= i) > allowed: the lowest
         // i with cum[i] >= n - allowed (cum is non-decreasing, cum[BINS-1] = n).
-        return binHi(firstAtLeast(cum[s], n - allowed));
+        long need = n - allowed;
+        int lo = 0;
+        int hi = BINS - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (viewCum(v, mid) >= need) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return binHi(lo);
     }
 
     /** The lowest {@code i} with {@code c[i] ≥ need}, else {@code BINS - 1}. */
@@ -388,8 +519,8 @@ public final class MarginEstimator {
     }
 
     /**
-     * What the live samples of {@code b}'s source say about an OS wait ending
-     * {@code gNs} before the deadline (spec {@code tail(b, g)}).
+     * What the samples that stand for a bucket say about an OS wait ending
+     * {@code gNs} before the deadline (spec {@code tail(b, p, g)}).
      *
      * @param samples the samples behind the answer (0 when nothing is live)
      * @param late samples whose bin reaches past {@code g}
@@ -399,48 +530,44 @@ public final class MarginEstimator {
 
     /**
      * Late count and summed spin for an OS wait of bucket {@code b} that ends
-     * {@code gNs} before the deadline: a whole bin counts as late as soon as
+     * {@code gNs} before the deadline, over the samples that stand for
+     * {@code b} at {@code sharePpm}: a whole bin counts as late as soon as
      * any of it could be.
      *
      * @param b a bucket
+     * @param sharePpm the share the wait is planned at, unsigned ppm
      * @param gNs the margin, unsigned ns
      * @return the tail; all zero when nothing is live
      */
-    public Tail tail(int b, long gNs) {
-        int s = source(b);
-        if (s < 0) {
+    public Tail tail(int b, long sharePpm, long gNs) {
+        View v = view(b, sharePpm);
+        if (v == null) {
             return new Tail(0, 0, 0);
         }
-        long n = len[s];
-        int k = lastBinWithin(gNs);
-        long within = k < 0 ? 0 : cum[s][k];
-        long loSum = k < 0 ? 0 : cumLo[s][k];
-        return new Tail(n, n - within, spinSum(gNs, within, loSum));
+        long[] within = viewPrefix(v, lastBinWithin(gNs));
+        return new Tail(v.n, v.n - within[0], spinSum(gNs, within[0], within[1]));
     }
 
     /**
-     * Over the live samples of {@code b}'s source, bins with
-     * {@code binHi ≤ g} only: how many have {@code binHi ≤ limit}
+     * Over the samples that stand for bucket {@code b} at {@code sharePpm},
+     * bins with {@code binHi ≤ g} only: how many have {@code binHi ≤ limit}
      * ({@code [0]}), and {@code Σ (g − binLo)} over those with
      * {@code limit < binHi} ({@code [1]}).
      *
      * @param b a bucket
+     * @param sharePpm the share the wait is planned at, unsigned ppm
      * @param limitNs the latest first wake-up that leaves room for a second wait, unsigned ns
      * @param gNs the margin of the first wait, unsigned ns
      * @return {@code {within, restSpin}}; both 0 when nothing is live
      */
-    public long[] splitCounts(int b, long limitNs, long gNs) {
-        int s = source(b);
-        if (s < 0) {
+    public long[] splitCounts(int b, long sharePpm, long limitNs, long gNs) {
+        View v = view(b, sharePpm);
+        if (v == null) {
             return new long[] {0, 0};
         }
-        int kg = lastBinWithin(gNs);
-        int kl = lastBinWithin(U64.min(limitNs, gNs));
-        long nG = kg < 0 ? 0 : cum[s][kg];
-        long loG = kg < 0 ? 0 : cumLo[s][kg];
-        long nL = kl < 0 ? 0 : cum[s][kl];
-        long loL = kl < 0 ? 0 : cumLo[s][kl];
-        return new long[] {nL, spinSum(gNs, nG - nL, loG - loL)};
+        long[] g = viewPrefix(v, lastBinWithin(gNs));
+        long[] l = viewPrefix(v, lastBinWithin(U64.min(limitNs, gNs)));
+        return new long[] {l[0], spinSum(gNs, g[0] - l[0], g[1] - l[1])};
     }
 
     /**

@@ -16,11 +16,16 @@ import java.util.Objects;
  * sleep plans at half the target and never splits again; a wait cut short to
  * its bucket's longest is only a sleep's first plan, and only when no
  * complete plan meets the target and it costs less than spinning. A bucket
- * with too few samples to place the target on its own (a young window) is
- * never trusted to wake earlier than any longer wait, so every
- * {@value #EXPLORE_EVERY}th sleep explores: its first plan takes a two-wait
- * plan through a short bucket that is not yet established, so short waits
- * get the samples they need to compete on cost. OS waits are
+ * with too few samples to place the target (a young window, even pooled with
+ * its short neighbours) is never trusted to wake earlier than any longer
+ * wait, so a sleep that {@link #explores(long) explores} (each of a
+ * sleeper's first {@value #EXPLORE_YOUNG_SLEEPS}, then every
+ * {@value #EXPLORE_EVERY}th) takes a two-wait plan through a short bucket
+ * that is not yet established, if it costs at most
+ * {@code 1/}{@value #EXPLORE_COST_DIV} of the sleep more than the one-wait
+ * plan, so short waits get the samples they need to compete on cost. A sleep
+ * planned on such a margin cannot promise the target: it is counted in
+ * {@link SleeperStats#unprovenSleeps()}. OS waits are
  * {@link java.util.concurrent.locks.LockSupport#parkNanos(long)}, re-issued
  * toward the same absolute target if they return early; the spin polls
  * {@link System#nanoTime()} with {@link Thread#onSpinWait()}. What the plans
@@ -98,14 +103,30 @@ public final class Sleeper implements AutoCloseable {
     public static final List<Long> SPLITS_NS = List.of(50_000L, 100_000L, 200_000L, 400_000L);
     static final long[] SPLITS = {50_000, 100_000, 200_000, 400_000};
     /**
-     * Every this many sleeps, the first plan of a sleep explores: it takes a
-     * two-wait plan that meets the tail target and whose short wait's bucket
-     * is not yet established (too few samples to be trusted at half the
-     * target), so short buckets get the samples that let two-wait plans
-     * compete on their merit. Exploring costs one extra OS wait on those
-     * sleeps, never a late share above the target.
+     * Every this many sleeps (after the first {@link #EXPLORE_YOUNG_SLEEPS}),
+     * the first plan of a sleep explores: it takes a two-wait plan that meets
+     * the tail target and whose short wait's bucket is not yet established
+     * (too few samples to be trusted at half the target, even pooled), so
+     * short buckets get the samples that let two-wait plans compete on their
+     * merit. Exploring costs at most one extra OS wait on those sleeps and
+     * {@code 1/}{@link #EXPLORE_COST_DIV} of the sleep in CPU, never a late
+     * share above the target.
      */
     public static final long EXPLORE_EVERY = 8;
+    /**
+     * The first this many sleeps of a sleeper all explore (when a two-wait
+     * plan with a young short bucket meets the target): a fresh sleeper learns
+     * its short waits in a few hundred sleeps instead of a few thousand.
+     */
+    public static final long EXPLORE_YOUNG_SLEEPS = 256;
+    /**
+     * An exploring plan is taken only when its expected CPU exceeds the
+     * one-wait plan's (or the pure spin's) by at most
+     * {@code 1 / EXPLORE_COST_DIV} of the time left: exploring costs at most
+     * 6.25 % of a sleep in CPU, and a short bucket whose cautious margin is
+     * huge is not explored.
+     */
+    public static final long EXPLORE_COST_DIV = 16;
     /**
      * A spin that has run this long (ns), or the sleeper's {@code minSpin} if
      * longer, yields the CPU on further iterations while the deadline is far.
@@ -151,6 +172,7 @@ public final class Sleeper implements AutoCloseable {
     private long osWaits;
     private long spinNs;
     private long cpuEstimateNs;
+    private long unprovenSleeps;
     private final IdleHintHold idleHint;
     /**
      * Where the last sleep handed off: the deadline its outermost call still
@@ -427,7 +449,7 @@ public final class Sleeper implements AutoCloseable {
      * @return an immutable snapshot of the stats
      */
     public SleeperStats stats() {
-        return new SleeperStats(sleeps, late, osWaits, spinNs, cpuEstimateNs);
+        return new SleeperStats(sleeps, late, osWaits, spinNs, cpuEstimateNs, unprovenSleeps);
     }
 
     /** Starts the stats afresh; what was learned is kept. */
@@ -437,6 +459,7 @@ public final class Sleeper implements AutoCloseable {
         osWaits = 0;
         spinNs = 0;
         cpuEstimateNs = 0;
+        unprovenSleeps = 0;
     }
 
     /**
@@ -627,13 +650,17 @@ public final class Sleeper implements AutoCloseable {
      */
     private long plannedSleep(long deadline, long now) throws InterruptedException {
         long budget = target.ppm();
-        WaitPlan.Step step = new WaitPlan.Step(true,
-                Long.remainderUnsigned(estimator.sleeps(), EXPLORE_EVERY) == 0, false);
+        boolean unproven = false;
+        WaitPlan.Step step = new WaitPlan.Step(true, explores(estimator.sleeps()), false);
         while (true) {
             WaitPlan.Exact plan = WaitPlan.exact(estimator, deadline - now, budget, minSpinNs, step);
             step = new WaitPlan.Step(false, false, step.afterSplit());
             if (plan == null) {
                 return finish(deadline, now, U64.max(SPIN_YIELD_AFTER_NS, minSpinNs), SPIN_NEAR_NS);
+            }
+            if (!plan.proven() && !unproven) { // counted once per sleep
+                unproven = true;
+                unprovenSleeps = U64.add(unprovenSleeps, 1);
             }
             now = osWaitPlanned(now, plan.waitNs());
             if (U64.ge(now, deadline)) { // overslept: nothing left to do
@@ -676,6 +703,23 @@ public final class Sleeper implements AutoCloseable {
                 return finish(deadline, now, minSpinNs, CROWD_PAUSE_NS);
             }
         }
+    }
+
+    /**
+     * Whether the first plan of the sleep numbered {@code seq} (counted from
+     * 1, unsigned) explores: each of the first {@link #EXPLORE_YOUNG_SLEEPS},
+     * then every {@link #EXPLORE_EVERY}th.
+     *
+     * <pre>{@code
+     * assert Sleeper.explores(256) && !Sleeper.explores(257) && Sleeper.explores(264);
+     * }</pre>
+     *
+     * @param seq the sleep's number, unsigned
+     * @return whether its first plan explores
+     */
+    public static boolean explores(long seq) {
+        return Long.compareUnsigned(seq, EXPLORE_YOUNG_SLEEPS) <= 0
+                || Long.remainderUnsigned(seq, EXPLORE_EVERY) == 0;
     }
 
     /**

@@ -12,10 +12,17 @@ package dev.keeptime;
  * @param spinNs time spent spinning, ns
  * @param cpuEstimateNs estimated thread CPU, ns: the learned cost of each OS
  *     wait when it was counted, plus {@code spinNs}
+ * @param unprovenSleeps sleeps planned on margins not yet established at
+ *     their share (fewer samples than the tail target needs, even pooled:
+ *     99 at 1 %, 999 at 0.1 %): the target is not proven for them, only the
+ *     most cautious margin (the latest wake-up seen of that length or
+ *     longer); counted once per sleep. A young sleeper at a strict target
+ *     has many; the late share of the other sleeps is what the target governs
  */
-public record SleeperStats(long sleeps, long late, long osWaits, long spinNs, long cpuEstimateNs) {
+public record SleeperStats(long sleeps, long late, long osWaits, long spinNs, long cpuEstimateNs,
+        long unprovenSleeps) {
     /** No sleeps yet. */
-    public static final SleeperStats ZERO = new SleeperStats(0, 0, 0, 0, 0);
+    public static final SleeperStats ZERO = new SleeperStats(0, 0, 0, 0, 0, 0);
 
     /**
      * {@code late / sleeps} (0 before the first sleep).

@@ -24,16 +24,20 @@ final class WaitPlan {
      * @param restBudgetPpm the late-share budget the rest of the sleep plans
      *     with: half the budget (the short wait's share) after a two-wait
      *     plan's first wait, else the budget unchanged
+     * @param proven whether every margin the plan rests on is
+     *     {@link MarginEstimator#established(int, long) established} at the
+     *     share it is planned at; an unproven plan counts its sleep in
+     *     {@link SleeperStats#unprovenSleeps()}
      */
-    record Exact(long waitNs, boolean split, long restBudgetPpm) {}
+    record Exact(long waitNs, boolean split, long restBudgetPpm, boolean proven) {}
 
     /**
      * Where in a sleep {@link #exact} is asked (spec {@code PlanStep}).
      *
      * @param first the first plan of a sleep (no OS wait taken yet): only then
      *     may a wait cut short to its bucket's longest (a <i>chunk</i>) be taken
-     * @param explore the first plan of every {@link Sleeper#EXPLORE_EVERY}-th
-     *     sleep: prefer a two-wait plan whose short bucket is not yet established
+     * @param explore the first plan of a sleep that {@link Sleeper#explores(long)
+     *     explores}: prefer a two-wait plan whose short bucket is not yet established
      * @param afterSplit a two-wait plan's first wait has been taken: only its
      *     short wait (one OS wait, then a spin) or a spin may follow
      */
@@ -51,9 +55,12 @@ final class WaitPlan {
      * earlier candidate. When only a wait cut short to its bucket's longest
      * fits (a chunk, first plan of a sleep only), it is taken when no complete
      * plan meets the budget and one wait costs less than spinning. With
-     * {@code step.explore}, the two-wait plan meeting the budget whose short
-     * bucket is not established at half the budget and has the most live
-     * samples (ties: the earlier) is taken before anything else.
+     * {@code step.explore}, among the two-wait plans meeting the budget whose
+     * short bucket is not established at half the budget and whose cost
+     * exceeds the one-wait plan's (or the pure spin's) by at most
+     * {@code r / }{@link Sleeper#EXPLORE_COST_DIV}, the one with the most
+     * samples standing for its short bucket (ties: the earlier) is taken
+     * before anything else.
      */
     static Exact exact(MarginEstimator est, long r, long budgetPpm, long minSpin, Step step) {
         if (U64.lt(r, Sleeper.MIN_OS_WAIT_NS)) {
@@ -61,7 +68,7 @@ final class WaitPlan {
         }
         if (est.isEmpty()) { // nothing learned yet
             long g = U64.max(DEFAULT_MARGIN_NS, minSpin);
-            return U64.ge(r, g) && U64.ge(r - g, Sleeper.MIN_OS_WAIT_NS) ? new Exact(r - g, false, budgetPpm) : null;
+            return U64.ge(r, g) && U64.ge(r - g, Sleeper.MIN_OS_WAIT_NS) ? new Exact(r - g, false, budgetPpm, false) : null;
         }
         Exact best = null;
         long bestCost = r; // a pure spin
@@ -80,16 +87,16 @@ final class WaitPlan {
             long wait = r - g;
             if (U64.lt(bucketHi(b), wait)) {
                 if (U64.ge(bucketHi(b), Sleeper.MIN_OS_WAIT_NS) && step.first()) {
-                    chunk = new Exact(bucketHi(b), false, budgetPpm);
+                    chunk = new Exact(bucketHi(b), false, budgetPpm, est.established(b, budgetPpm));
                     chunkCost = est.cost(b);
                 }
                 break;
             }
             if (U64.ge(wait, bucketLo(b)) && U64.ge(wait, Sleeper.MIN_OS_WAIT_NS)) {
-                MarginEstimator.Tail t = est.tail(b, g);
+                MarginEstimator.Tail t = est.tail(b, budgetPpm, g);
                 long cost = U64.add(est.cost(b), Long.divideUnsigned(t.spinSumNs(), t.samples()));
                 if (U64.lt(cost, bestCost)) {
-                    best = new Exact(wait, false, budgetPpm);
+                    best = new Exact(wait, false, budgetPpm, est.established(b, budgetPpm));
                     bestCost = cost;
                 }
                 break;
@@ -97,6 +104,7 @@ final class WaitPlan {
         }
 
         // a long OS wait, a short one of about S, then a spin
+        long oneCost = bestCost; // the cheapest one-wait plan's, or a pure spin's
         Exact explored = null;
         long exploredN = 0;
         long q = Long.divideUnsigned(budgetPpm, 2);
@@ -109,27 +117,29 @@ final class WaitPlan {
             }
             long wait = r - g;
             int b1 = bucketOf(wait);
-            MarginEstimator.Tail t1 = est.tail(b1, g);
-            long[] split = est.splitCounts(b1, s - Sleeper.MIN_OS_WAIT_NS, g);
+            MarginEstimator.Tail t1 = est.tail(b1, budgetPpm, g);
+            long[] split = est.splitCounts(b1, budgetPpm, s - Sleeper.MIN_OS_WAIT_NS, g);
             long room = split[0];
             long restSpin = split[1];
-            MarginEstimator.Tail ts = est.tail(bs, gs);
-            // Counts are at most WINDOW each: these products cannot overflow.
+            MarginEstimator.Tail ts = est.tail(bs, q, gs);
+            // Counts are at most 3 · WINDOW each: these products cannot overflow.
             long late = U64.mul(t1.late() * ts.samples() + room * ts.late(), PPM);
             if (U64.lt(U64.mul(budgetPpm, t1.samples() * ts.samples()), late)) {
                 continue;
             }
-            Exact plan = new Exact(wait, true, q);
-            if (step.explore() && !est.established(bs, q)) {
-                long n = est.liveSamples(bs);
+            long second = U64.add(est.cost(bs), Long.divideUnsigned(ts.spinSumNs(), ts.samples()));
+            long cost = U64.add(est.cost(b1),
+                    Long.divideUnsigned(U64.add(U64.mul(room, second), restSpin), t1.samples()));
+            boolean shortEstablished = est.established(bs, q);
+            Exact plan = new Exact(wait, true, q, shortEstablished && est.established(b1, budgetPpm));
+            if (step.explore() && !shortEstablished
+                    && U64.ge(U64.add(oneCost, Long.divideUnsigned(r, Sleeper.EXPLORE_COST_DIV)), cost)) {
+                long n = est.samples(bs, q);
                 if (explored == null || n > exploredN) {
                     explored = plan;
                     exploredN = n;
                 }
             }
-            long second = U64.add(est.cost(bs), Long.divideUnsigned(ts.spinSumNs(), ts.samples()));
-            long cost = U64.add(est.cost(b1),
-                    Long.divideUnsigned(U64.add(U64.mul(room, second), restSpin), t1.samples()));
             if (U64.lt(cost, bestCost)) {
                 best = plan;
                 bestCost = cost;

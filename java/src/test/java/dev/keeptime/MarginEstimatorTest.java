@@ -19,6 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /** The wake-up model v5 (spec/estimator.md) on hand-made observations. */
 class MarginEstimatorTest {
+    /** Shares the reference scans are checked at, ppm: above {@code PPM} counts as {@code PPM}. */
+    static final long[] SHARES = {0, 1, 1_000, 5_000, 10_000, 50_000, 999_999, 1_000_000, U64.MAX};
+
     @Test
     void bucketsPartitionTheRange() {
         assertEquals(0, MarginEstimator.bucketOf(0));
@@ -71,17 +74,25 @@ class MarginEstimatorTest {
     void marginIsTheBinAboveTheAllowedTail() {
         MarginEstimator e = new MarginEstimator();
         e.beginSleep();
-        for (int i = 0; i < 99; i++) {
+        for (int i = 0; i < 198; i++) {
             e.observe(100_000, 4_000); // bin [3840, 4095]
         }
         e.observe(100_000, 2_000_000);
-        // n = 100: at 1 % one sample may be later than the margin.
+        // n = 199: at 1 % the margin is the 2nd largest sample's bin
+        // (floor(200 · 1 %) = 2), the outlier lies above it.
         assertEquals(4_095, e.margin(3, 10_000));
-        // at 0.5 % none may (not established, and no longer bucket is live),
-        // so the outlier is the margin.
+        // at 0.5 %: the largest (floor(200 · 0.5 %) = 1), the outlier.
         assertEquals(binHi(binOf(2_000_000)), e.margin(3, 5_000));
         // shares above 100 % count as 100 %: every sample may be later.
         assertEquals(1_023, e.margin(3, U64.MAX));
+        // at 1 % with one sample fewer, too: floor(199 · 1 %) = 1.
+        MarginEstimator y = new MarginEstimator();
+        y.beginSleep();
+        for (int i = 0; i < 197; i++) {
+            y.observe(100_000, 4_000);
+        }
+        y.observe(100_000, 2_000_000);
+        assertEquals(binHi(binOf(2_000_000)), y.margin(3, 10_000));
     }
 
     @Test
@@ -94,30 +105,232 @@ class MarginEstimatorTest {
         for (int i = 0; i < 20; i++) {
             e.observe(50_000, 3_000); // bucket 2: bin [2816, 3071]
         }
-        // Bucket 6: n = 100, 100 · 1 % = 1 sample set aside: established at
-        // 1 %, its margin the 40 µs bin [36864, 40959].
+        // Bucket 6: n = 100, (100 + 1) · 1 % ≥ 1: established at 1 %, its
+        // margin the largest sample's bin (floor(101 · 1 %) = 1), the 40 µs
+        // bin [36864, 40959].
         assertTrue(e.established(6, 10_000));
         assertEquals(40_959, e.margin(6, 10_000));
-        // Bucket 2: 20 · 1 % < 1: too young at 1 %, so never below bucket 6.
+        // Bucket 2: 21 · 1 % < 1, alone or with its live neighbours (none):
+        // too young at 1 %, so never below bucket 6.
         assertFalse(e.established(2, 10_000));
         assertEquals(40_959, e.margin(2, 10_000));
-        // At 5 % one of its 20 samples may be later: established, its own 3071.
+        // At 5 %, 21 · 5 % ≥ 1: established, its own 3071.
         assertTrue(e.established(2, 50_000));
         assertEquals(3_071, e.margin(2, 50_000));
-        // A young longer bucket is not lifted by shorter ones: at 0.5 % bucket
-        // 6 is young too, nothing longer is live, its own top sample stands.
+        // A young longer bucket is not lifted by shorter ones, nor pooled
+        // (bucket 6 > POOL_MAX_BUCKET): at 0.5 % bucket 6 is young too,
+        // nothing longer is live, its own top sample stands.
         assertFalse(e.established(6, 5_000));
         assertEquals(40_959, e.margin(6, 5_000));
-        // Bucket 3 borrows bucket 2's samples, and bucket 2's youth with them.
+        // Bucket 3 borrows bucket 2's samples (its pool), and their youth with them.
         assertFalse(e.established(3, 10_000));
         assertEquals(40_959, e.margin(3, 10_000));
-        // 80 more samples establish bucket 2 at 1 %: it speaks for itself.
+        // 80 more samples establish bucket 2 at 1 % (101 · 1 % ≥ 1): it speaks for itself.
         for (int i = 0; i < 80; i++) {
             e.observe(50_000, 3_000);
         }
         assertTrue(e.established(2, 10_000));
         assertEquals(3_071, e.margin(2, 10_000));
         assertFalse(new MarginEstimator().established(2, 10_000), "nothing live: not established");
+    }
+
+    @Test
+    void aYoungBucketIsAnsweredByItsPooledNeighbours() {
+        MarginEstimator e = new MarginEstimator();
+        e.beginSleep();
+        for (int i = 0; i < 150; i++) {
+            e.observe(50_000, 3_000); // bucket 2, bin [2816, 3071]
+        }
+        for (int i = 0; i < 60; i++) {
+            e.observe(100_000, 5_000); // bucket 3, bin [4608, 5119]
+        }
+        // At 1 % bucket 3's own 60 samples are too few (61 · 1 % < 1); with
+        // bucket 2's 150 the pool of buckets 2–4 has 210 (211 · 1 % ≥ 1), and
+        // its quantile (the 2nd largest, floor(211 · 1 %) = 2) is bucket 3's
+        // samples' bin.
+        assertEquals(210, e.samples(3, 10_000));
+        assertTrue(e.established(3, 10_000));
+        assertEquals(5_119, e.margin(3, 10_000));
+        // Bucket 4 (not live) borrows bucket 3; its pool (3–5) holds bucket 3 alone.
+        assertEquals(60, e.samples(4, 10_000));
+        assertFalse(e.established(4, 10_000));
+        // At 0.1 % 210 samples are too few even pooled: not established, the
+        // margin is their maximum (nothing longer is live).
+        assertFalse(e.established(3, 1_000));
+        assertEquals(5_119, e.margin(3, 1_000));
+        // Bucket 2 has enough of its own at 1 %: its own samples answer.
+        assertEquals(150, e.samples(2, 10_000));
+        assertEquals(3_071, e.margin(2, 10_000));
+        // A bucket beyond POOL_MAX_BUCKET borrows from its source alone.
+        assertEquals(60, e.samples(8, 10_000));
+        assertFalse(e.established(8, 10_000));
+        assertEquals(5_119, e.margin(8, 10_000));
+    }
+
+    @Test
+    void aPoolNeverAnswersBelowItsSourcesOwnQuantile() {
+        MarginEstimator e = new MarginEstimator();
+        e.beginSleep();
+        for (int i = 0; i < 300; i++) {
+            e.observe(50_000, 3_000); // bucket 2, bin [2816, 3071]
+        }
+        for (int i = 0; i < 29; i++) {
+            e.observe(100_000, 5_000); // bucket 3, bin [4608, 5119]
+        }
+        e.observe(100_000, 50_000); // bucket 3, bin [49152, 53247]
+        // At 1 % the pool of buckets 2–4 (330 samples) sets two aside
+        // (floor(331 · 1 %) = 3: the 3rd largest, in the 5 µs bin), but bucket
+        // 3's own 30 samples answer their largest: the 50 µs bin.
+        assertEquals(330, e.samples(3, 10_000));
+        assertTrue(e.established(3, 10_000));
+        assertEquals(53_247, e.margin(3, 10_000));
+        // Its tail at that margin reads the pool.
+        assertEquals(new MarginEstimator.Tail(330, 0,
+                        300 * (53_247 - 2_816) + 29 * (53_247 - 4_608) + (53_247 - 49_152)),
+                e.tail(3, 10_000, 53_247));
+        // Bucket 2 is established on its own: the 3 µs bin.
+        assertEquals(3_071, e.margin(2, 10_000));
+    }
+
+    /**
+     * A spec-literal reference for the pooled queries (view, quantile,
+     * margin, established, samples, tail, split_counts) on random samples in
+     * buckets 0–7, each young enough (fewer than 400 samples) that views
+     * pool or not depending on the share.
+     */
+    @Test
+    void pooledViewsAnswerWhatTheSpecDefines() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
+        long[] gs = {0, 1_023, 3_071, 3_072, 50_000, 1_073_741_823, U64.MAX};
+        for (int round = 0; round < 60; round++) {
+            MarginEstimator e = new MarginEstimator();
+            e.beginSleep();
+            long[][] c = new long[BUCKETS][BINS];
+            long[] len = new long[BUCKETS];
+            for (int b = 0; b < 8; b++) {
+                int n = rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(400);
+                for (int i = 0; i < n; i++) {
+                    long o = rnd.nextInt(20) == 0 ? rnd.nextLong(2_000_000) : rnd.nextLong(1_000, 30_000);
+                    e.observe(MarginEstimator.bucketLo(b) + rnd.nextLong(1 << (13 + Math.max(b, 1))), o);
+                    c[b][binOf(o)]++;
+                    len[b]++;
+                }
+            }
+            for (int b = 0; b < BUCKETS; b++) {
+                assertEquals(len[b], e.liveSamples(b));
+            }
+            for (long p : SHARES) {
+                for (int b = 0; b < BUCKETS; b++) {
+                    String at = "round " + round + " b" + b + " p " + Long.toUnsignedString(p);
+                    int s = refSource(len, b);
+                    if (s < 0) {
+                        assertEquals(DEFAULT_MARGIN_NS, e.margin(b, p), at);
+                        assertFalse(e.established(b, p), at);
+                        continue;
+                    }
+                    // view(b, p)
+                    java.util.List<Integer> v = new java.util.ArrayList<>(java.util.List.of(s));
+                    boolean est;
+                    if (refPlaces(len[s], p)) {
+                        est = true;
+                    } else if (b > MarginEstimator.POOL_MAX_BUCKET) {
+                        est = false;
+                    } else {
+                        java.util.List<Integer> pool = new java.util.ArrayList<>();
+                        for (int k = Math.max(b - 1, 0); k <= b + 1; k++) {
+                            if (k <= MarginEstimator.POOL_MAX_BUCKET && len[k] > 0) {
+                                pool.add(k);
+                            }
+                        }
+                        if (!pool.isEmpty()) {
+                            v = pool;
+                        }
+                        est = !pool.isEmpty() && refPlaces(v.stream().mapToLong(k -> len[k]).sum(), p);
+                    }
+                    long n = v.stream().mapToLong(k -> len[k]).sum();
+                    assertEquals(n, e.samples(b, p), at);
+                    assertEquals(est, e.established(b, p), at);
+                    long want = refQuantile(c, v, p);
+                    if (est && !(v.size() == 1 && v.get(0) == s)) {
+                        want = U64.max(want, refQuantile(c, java.util.List.of(s), p));
+                    } else if (!est) {
+                        for (int l = b + 1; l < BUCKETS; l++) {
+                            if (len[l] > 0) {
+                                want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
+                            }
+                        }
+                    }
+                    assertEquals(want, e.margin(b, p), at);
+                    long g = rnd.nextBoolean() ? gs[rnd.nextInt(gs.length)] : rnd.nextLong(100_000);
+                    long limit = rnd.nextLong(60_000);
+                    long late = 0;
+                    long spin = 0;
+                    long within = 0;
+                    long rest = 0;
+                    for (int i = 0; i < BINS; i++) {
+                        long cnt = 0;
+                        for (int k : v) {
+                            cnt += c[k][i];
+                        }
+                        if (cnt == 0) {
+                            continue;
+                        }
+                        if (U64.lt(g, binHi(i))) {
+                            late += cnt;
+                            continue;
+                        }
+                        spin = U64.add(spin, U64.mul(cnt, g - binLo(i)));
+                        if (U64.ge(limit, binHi(i))) {
+                            within += cnt;
+                        } else {
+                            rest = U64.add(rest, U64.mul(cnt, g - binLo(i)));
+                        }
+                    }
+                    assertEquals(new MarginEstimator.Tail(n, late, spin), e.tail(b, p, g), at + " g " + g);
+                    assertArrayEquals(new long[] {within, rest}, e.splitCounts(b, p, limit, g), at + " g " + g);
+                }
+            }
+        }
+    }
+
+    static int refSource(long[] len, int b) {
+        for (int s = b; s >= 0; s--) {
+            if (len[s] > 0) {
+                return s;
+            }
+        }
+        for (int s = b + 1; s < BUCKETS; s++) {
+            if (len[s] > 0) {
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    static boolean refPlaces(long n, long p) {
+        return (n + 1) * U64.min(p, 1_000_000) >= 1_000_000;
+    }
+
+    /** The spec's quantile(V, p): scan the summed bins from the top. */
+    static long refQuantile(long[][] c, java.util.List<Integer> v, long p) {
+        long n = 0;
+        for (int k : v) {
+            for (long x : c[k]) {
+                n += x;
+            }
+        }
+        long k = (n + 1) * U64.min(p, 1_000_000) / 1_000_000;
+        long allowed = Math.min(n, Math.max(k, 1) - 1);
+        long above = 0;
+        for (int i = BINS - 1; i >= 0; i--) {
+            for (int m : v) {
+                above += c[m][i];
+            }
+            if (above > allowed) {
+                return binHi(i);
+            }
+        }
+        return binHi(0);
     }
 
     @Test
@@ -196,13 +409,13 @@ class MarginEstimatorTest {
         e.beginSleep();
         e.observe(50_000, 2_000);  // bin [1920, 2047]
         e.observe(50_000, 30_000); // bin [28672, 30719]
-        assertEquals(new MarginEstimator.Tail(2, 1, 10_000 - 1_920), e.tail(2, 10_000));
+        assertEquals(new MarginEstimator.Tail(2, 1, 10_000 - 1_920), e.tail(2, 10_000, 10_000));
         // with the second wait's room ending at 5 µs: the first sample fits, nothing else is below g.
-        assertArrayEquals(new long[] {1, 0}, e.splitCounts(2, 5_000, 10_000));
+        assertArrayEquals(new long[] {1, 0}, e.splitCounts(2, 10_000, 5_000, 10_000));
         // room ends at 1 µs: the first sample leaves its spin to the rest.
-        assertArrayEquals(new long[] {0, 10_000 - 1_920}, e.splitCounts(2, 1_000, 10_000));
+        assertArrayEquals(new long[] {0, 10_000 - 1_920}, e.splitCounts(2, 10_000, 1_000, 10_000));
         // a huge margin saturates nothing: both samples spin.
-        assertEquals(new MarginEstimator.Tail(2, 0, U64.MAX), e.tail(2, U64.MAX));
+        assertEquals(new MarginEstimator.Tail(2, 0, U64.MAX), e.tail(2, 10_000, U64.MAX));
     }
 
     /**
@@ -234,8 +447,9 @@ class MarginEstimatorTest {
                 c[bin]++;
             }
             long n = window.size();
-            for (long p : new long[] {0, 1, 1_000, 5_000, 10_000, 50_000, 999_999, 1_000_000, U64.MAX}) {
-                long allowed = n * U64.min(p, 1_000_000) / 1_000_000;
+            for (long p : SHARES) {
+                long rank = (n + 1) * U64.min(p, 1_000_000) / 1_000_000;
+                long allowed = Math.min(n, Math.max(rank, 1) - 1);
                 long above = 0;
                 long want = binHi(0);
                 for (int k = BINS - 1; k >= 0; k--) {
@@ -279,8 +493,9 @@ class MarginEstimatorTest {
                     }
                 }
                 String at = "g " + Long.toUnsignedString(g) + " limit " + Long.toUnsignedString(limit);
-                assertEquals(new MarginEstimator.Tail(n, late, spin), e.tail(3, g), at);
-                assertArrayEquals(new long[] {within, rest}, e.splitCounts(3, limit, g), at);
+                long p = SHARES[rnd.nextInt(SHARES.length)];
+                assertEquals(new MarginEstimator.Tail(n, late, spin), e.tail(3, p, g), at);
+                assertArrayEquals(new long[] {within, rest}, e.splitCounts(3, p, limit, g), at);
             }
         }
     }
@@ -292,7 +507,9 @@ class MarginEstimatorTest {
         assertEquals(-1, e.source(4));
         assertEquals(DEFAULT_MARGIN_NS, e.margin(4, 10_000));
         assertEquals(0, e.compensation(4));
-        assertEquals(new MarginEstimator.Tail(0, 0, 0), e.tail(4, 1_000));
-        assertArrayEquals(new long[] {0, 0}, e.splitCounts(4, 1_000, 2_000));
+        assertEquals(new MarginEstimator.Tail(0, 0, 0), e.tail(4, 10_000, 1_000));
+        assertArrayEquals(new long[] {0, 0}, e.splitCounts(4, 10_000, 1_000, 2_000));
+        assertFalse(e.established(4, 10_000));
+        assertEquals(0, e.samples(4, 10_000));
     }
 }

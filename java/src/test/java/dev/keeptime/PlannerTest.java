@@ -22,7 +22,7 @@ class PlannerTest {
      * late (bin [2816, 3071]), one in ten 40 µs late (bin [36864, 40959]);
      * {@code shortWaits} waits of 50 µs (bucket 2) always 3 µs late; every OS
      * wait costs 2 µs of thread CPU. Bucket 2 is established at 0.5 % (half
-     * the default target) from 200 samples on.
+     * the default target) from 199 samples on ((199 + 1) · 0.5 % ≥ 1).
      */
     static void learnQuietHost(MarginEstimator e, int shortWaits) {
         e.beginSleep();
@@ -64,52 +64,60 @@ class PlannerTest {
     void aQuietHostPlansTwoWaits() {
         MarginEstimator e = new MarginEstimator();
         learnQuietHost(e);
-        // One wait: margin at 1 % = top of bin [36864, 40959] (10 of 100 samples
-        // lie there, 1 may be later): 40 959 ns, expected CPU 2000 + (90 · 38 143
-        // + 10 · 4095) / 100 = 2000 + 34 738 ns.
+        // One wait: margin at 1 % = top of bin [36864, 40959] (floor(101 · 1 %)
+        // = 1: the largest sample's bin): 40 959 ns, expected CPU 2000 + (90 ·
+        // 38 143 + 10 · 4095) / 100 = 2000 + 34 738 ns.
         // Two waits (S = 50 µs): the short wait's margin at 0.5 % is 3071 (bin
-        // [2816, 3071]; 200 samples set one aside), the long one ends 53 071 ns
-        // early and every first wake leaves room for the second: 2000 + (2000 +
-        // 255) = 4255 ns: cheaper. Longer splits tie at 4255 and the earlier one
-        // is kept. The rest of the sleep plans at half the budget.
-        assertEquals(new WaitPlan.Exact(946_929, true, 5_000), plan(e, 1_000_000, 10_000, 0));
+        // [2816, 3071]; 200 samples are enough at 0.5 %), the long one ends
+        // 53 071 ns early and every first wake leaves room for the second: 2000
+        // + (2000 + 255) = 4255 ns: cheaper. Longer splits tie at 4255 and the
+        // earlier one is kept. The rest of the sleep plans at half the budget.
+        // Both margins are established at their shares: proven.
+        assertEquals(new WaitPlan.Exact(946_929, true, 5_000, true), plan(e, 1_000_000, 10_000, 0));
         // A 60 µs min_spin floor makes every spin at least 60 µs: one wait then
         // costs 2000 + 53 779 ns, two waits 2000 + 2000 + 57 184 ns: one wait wins.
-        assertEquals(new WaitPlan.Exact(940_000, false, 10_000), plan(e, 1_000_000, 10_000, 60_000));
+        assertEquals(new WaitPlan.Exact(940_000, false, 10_000, true), plan(e, 1_000_000, 10_000, 60_000));
         // After a split's first wait no second split is planned: 50 071 ns to
         // go at 0.5 %: one short wait ending 3071 ns early (2255 ns < spinning).
         WaitPlan.Step afterSplit = new WaitPlan.Step(false, false, true);
-        assertEquals(new WaitPlan.Exact(47_000, false, 5_000), WaitPlan.exact(e, 50_071, 5_000, 0, afterSplit));
+        assertEquals(new WaitPlan.Exact(47_000, false, 5_000, true), WaitPlan.exact(e, 50_071, 5_000, 0, afterSplit));
         // With 1 ms to go after a split, a split would be valid but is not
-        // considered: one wait ending 40 959 ns early (the margin at 0.5 % is
-        // the top sample's bin too: 100 · 0.5 % sets none aside).
-        assertEquals(new WaitPlan.Exact(959_041, false, 5_000), WaitPlan.exact(e, 1_000_000, 5_000, 0, afterSplit));
+        // considered: one wait ending 40 959 ns early, the top sample's bin;
+        // unproven: bucket 6's 100 samples are too few at 0.5 % (101 · 0.5 % <
+        // 1), and a bucket that long does not pool.
+        assertEquals(new WaitPlan.Exact(959_041, false, 5_000, false),
+                WaitPlan.exact(e, 1_000_000, 5_000, 0, afterSplit));
     }
 
     @Test
     void aYoungShortBucketIsExploredNotTrusted() {
         MarginEstimator e = new MarginEstimator();
         learnQuietHost(e, 100);
-        // 100 short samples set none aside at 0.5 %: bucket 2 is not
-        // established, so its margin is at least bucket 6's at 0.5 %, 40 959 ns
-        // (its top sample's bin). Two waits then cost 2000 + 2000 + 38 143 ns,
-        // more than one wait (2000 + 34 738): one wait.
+        // 100 short samples are too few at 0.5 % (101 · 0.5 % < 1), and bucket
+        // 2 has no live neighbour to pool with: it is not established, so its
+        // margin is at least bucket 6's at 0.5 %, 40 959 ns (its top sample's
+        // bin). Two waits then cost 2000 + 2000 + 38 143 ns, more than one wait
+        // (2000 + 34 738): one wait.
         assertFalse(e.established(2, 5_000));
         assertEquals(40_959, e.margin(2, 5_000));
-        assertEquals(new WaitPlan.Exact(959_041, false, 10_000), plan(e, 1_000_000, 10_000, 0));
+        assertEquals(new WaitPlan.Exact(959_041, false, 10_000, true), plan(e, 1_000_000, 10_000, 0));
         // Exploring, the first plan takes the valid two-wait plan whose short
-        // bucket is not established and has the most samples: every S's short
-        // bucket (2…5) borrows bucket 2's young samples; only bucket 2 has live
-        // samples of its own (100, the others 0): S = 50 µs, with the same
+        // bucket is not established, costs at most R / 16 more than the one
+        // wait (42 143 ≤ 36 738 + 62 500 ns) and has the most samples standing
+        // for it: every S's short bucket (2…5) is answered by bucket 2's 100
+        // young samples, a tie kept by the first: S = 50 µs, with the same
         // conservative margin: the long wait ends 50 000 + 40 959 ns early.
+        // Unproven: the short bucket is not established.
         WaitPlan.Step explore = new WaitPlan.Step(true, true, false);
-        assertEquals(new WaitPlan.Exact(909_041, true, 5_000), WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
+        assertEquals(new WaitPlan.Exact(909_041, true, 5_000, false),
+                WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
         // Once bucket 2 is established nothing is explored: the cheapest plan.
         for (int i = 0; i < 100; i++) {
             e.observe(50_000, 3_000);
         }
         assertTrue(e.established(2, 5_000));
-        assertEquals(new WaitPlan.Exact(946_929, true, 5_000), WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
+        assertEquals(new WaitPlan.Exact(946_929, true, 5_000, true),
+                WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
     }
 
     /**
@@ -130,20 +138,22 @@ class PlannerTest {
     void aCutShortWaitIsAFirstPlanFallbackOnly() {
         MarginEstimator e = new MarginEstimator();
         learnChunkHost(e);
-        // Bucket 6's margin at 1 % is the 900 µs bin's top, 917 503 ns: a 1 ms
+        // Bucket 6's margin at 1 % is the 900 µs bin's top, 917 503 ns (the
+        // largest sample's bin: floor(101 · 1 %) = 1): a 1 ms
         // wait would be 82 497 ns, below bucket 6. Bucket 5's own margin is
         // 3071 ns, allowing 996 929 ns, beyond bucket 5: only its longest,
         // 524 287 ns, fits (a chunk, cost(5) = 100 µs). The one two-wait plan
-        // that fits (S = 50 µs: the short bucket is young at 0.5 % and takes
-        // bucket 6's 917 503 ns) costs 100 000 + 100 000 + 914 687 ns, more
-        // than spinning 1 ms. No complete plan: the chunk, as it costs less
-        // than the spin.
-        assertEquals(new WaitPlan.Exact(524_287, false, 10_000), plan(e, 1_000_000, 10_000, 0));
+        // that fits (S = 50 µs: the short bucket borrows bucket 5, too young
+        // at 0.5 % and with no live neighbour, and takes bucket 6's 917 503 ns)
+        // costs 100 000 + 100 000 + 914 687 ns, more than spinning 1 ms. No
+        // complete plan: the chunk, as it costs less than the spin (proven:
+        // bucket 5 is established at 1 %).
+        assertEquals(new WaitPlan.Exact(524_287, false, 10_000, true), plan(e, 1_000_000, 10_000, 0));
         // Not as a later plan of the sleep: spin.
         assertNull(WaitPlan.exact(e, 1_000_000, 10_000, 0, new WaitPlan.Step(false, false, false)));
-        // Exploring, the (dear) two-wait plan through the young short bucket
-        // comes before anything else: 1 ms − 50 000 − 917 503 ns.
-        assertEquals(new WaitPlan.Exact(32_497, true, 5_000),
+        // Exploring does not take that two-wait plan either: it costs more
+        // than the spin plus R / 16 (1 114 687 > 1 000 000 + 62 500 ns).
+        assertEquals(new WaitPlan.Exact(524_287, false, 10_000, true),
                 WaitPlan.exact(e, 1_000_000, 10_000, 0, new WaitPlan.Step(true, true, false)));
         // Once an OS wait costs more than the spin (100 000 + (4 000 000 −
         // 100 000) / 4 = 1 075 000 ns), no chunk either.
@@ -162,11 +172,13 @@ class PlannerTest {
         assertEquals(1_000_029, s.sleepUntil(1_000_000));
         // The chunk (524 287 ns) wakes 3 µs late with 472 713 ns to go: one
         // bucket-5 wait ending its margin (3071 ns) early, then 71 ns of spin
-        // (counted to the deadline: the stats are final at the hand-off).
+        // (counted to the deadline: the stats are final at the hand-off). The
+        // sleep explores (a young sleeper) but no two-wait plan is cheap
+        // enough to explore; both waits are proven (bucket 5, 1 %).
         assertEquals(List.of(
                 new SimPlatform.Wait(0, 524_287, 527_287, false),
                 new SimPlatform.Wait(527_287, 996_929, 999_929, false)), sim.waits());
-        assertEquals(new SleeperStats(1, 0, 2, 71, 200_071), s.stats());
+        assertEquals(new SleeperStats(1, 0, 2, 71, 200_071, 0), s.stats());
     }
 
     @Test
@@ -184,23 +196,26 @@ class PlannerTest {
                 new SimPlatform.Wait(0, 946_929, 949_929, false),
                 new SimPlatform.Wait(949_929, 996_929, 999_929, false)), sim.waits());
         // Stats: no late sleep, two OS waits of 2 µs each (learned), 71 ns of
-        // spin (to the deadline, not to the step that passed it).
-        assertEquals(new SleeperStats(1, 0, 2, 71, 4_071), s.stats());
+        // spin (to the deadline, not to the step that passed it); every short
+        // bucket is established at 0.5 %, so the young sleeper explores
+        // nothing, and both plans are proven.
+        assertEquals(new SleeperStats(1, 0, 2, 71, 4_071, 0), s.stats());
     }
 
     @Test
     void aHaltpollHostPlansOneWaitAndAStricterTargetSpinsLonger() {
         MarginEstimator e = new MarginEstimator();
         learnHaltpollHost(e);
-        // 1 %: 20 samples lie above bin [57344, 61439]'s lower edge, 10 may be
-        // later: margin 61 439 ns, expected CPU 20 000 + (980 · 36 863 + 15 ·
+        // 1 %: 20 samples lie above bin [57344, 61439]'s lower edge, the margin
+        // is the 10th largest's bin (floor(1001 · 1 %) = 10): 61 439 ns, expected CPU 20 000 + (980 · 36 863 + 15 ·
         // 4095) / 1000 = 20 000 + 36 187 ns. Every two-wait plan costs a second
         // 20 µs wait and more (≥ 75 874 ns).
-        assertEquals(new WaitPlan.Exact(938_561, false, 10_000), plan(e, 1_000_000, 10_000, 0));
-        // 0.1 %: only one may be later: the 200 µs wake-ups' bin [196608, 212991] is the margin.
-        assertEquals(new WaitPlan.Exact(787_009, false, 1_000), plan(e, 1_000_000, 1_000, 0));
-        // 5 %: 50 may be later: the 26 µs bin [24576, 26623] is the margin.
-        assertEquals(new WaitPlan.Exact(973_377, false, 50_000), plan(e, 1_000_000, 50_000, 0));
+        assertEquals(new WaitPlan.Exact(938_561, false, 10_000, true), plan(e, 1_000_000, 10_000, 0));
+        // 0.1 %: the largest (floor(1001 · 0.1 %) = 1): the 200 µs wake-ups'
+        // bin [196608, 212991] is the margin.
+        assertEquals(new WaitPlan.Exact(787_009, false, 1_000, true), plan(e, 1_000_000, 1_000, 0));
+        // 5 %: the 50th largest: the 26 µs bin [24576, 26623] is the margin.
+        assertEquals(new WaitPlan.Exact(973_377, false, 50_000, true), plan(e, 1_000_000, 50_000, 0));
         // Sleeps shorter than the margin plus a wait's worth spin: no OS wait.
         assertNull(plan(e, 60_000, 10_000, 0));
     }
@@ -214,12 +229,17 @@ class PlannerTest {
             sim.setDefaultOvershoot(26_000);
             sim.setWaitCost(20_000);
             Sleeper s = Sleeper.builder().platform(sim).tailTarget(targets[k]).build();
+            // Past the young sleeper's exploration: sleep 259 does not explore.
+            for (long i = 0; i < Sleeper.EXPLORE_YOUNG_SLEEPS + 1; i++) {
+                s.estimator().beginSleep();
+            }
             learnHaltpollHost(s.estimator());
+            assertFalse(Sleeper.explores(s.estimator().sleeps() + 1));
             long woke = s.sleepUntil(1_000_000);
             assertTrue(woke >= 1_000_000);
             assertEquals(1, sim.waits().size());
             spins[k] = s.stats().spinNs();
-            assertEquals(new SleeperStats(1, 0, 1, spins[k], 20_000 + spins[k]), s.stats());
+            assertEquals(new SleeperStats(1, 0, 1, spins[k], 20_000 + spins[k], 0), s.stats());
         }
         // Balanced: the wait ends 61 439 ns early and wakes 26 µs late: 35 439 ns
         // left, spun in 355 pause steps. Strict: ends 212 991 ns early: 186 991 ns
@@ -244,59 +264,70 @@ class PlannerTest {
             }
         };
         Sleeper s = Sleeper.builder().platform(counting).build();
-        long t = 0;
-        while (sim.waits().size() < 8) {
-            t += 200_000;
-            sim.advanceTo(t);
-            s.sleepUntil(t + 100_000);
+        long[] t = {0};
+        Runnable sleep100us = () -> {
+            t[0] += 200_000;
+            sim.advanceTo(t[0]);
+            try {
+                s.sleepUntil(t[0] + 100_000);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        };
+        for (int i = 0; i < 4; i++) {
+            sleep100us.run();
         }
-        // Exactly 8 planned waits after 7 sleeps: the first waited 50 000 ns
-        // (nothing learned: the default 50 µs margin), then 43 929 ns; sleeps
-        // 2–7 one 96 929 ns wait each (bucket 3, young: 3071 ns early). Only
-        // the first wait was sampled (read before and after it).
+        // Exactly 8 planned waits after 4 sleeps: the first waited 50 000 ns
+        // (nothing learned: the default 50 µs margin), then 43 929 ns (bucket
+        // 2's one sample: 3071 ns early). Sleeps 2–4 are a young sleeper's:
+        // each explores the two-wait plan through bucket 2 (not established at
+        // 0.5 %, and it costs 2000 + 2255 ns, at most 100 000 / 16 ns more
+        // than one bucket-3 wait's 2255): 46 929 ns (ending 50 000 + 3071 ns
+        // early), then 47 000 ns. Only the first wait was sampled (read before
+        // and after it).
         assertEquals(8, sim.waits().size());
-        assertEquals(List.of(0, 1), sampledAt);
-        assertEquals(2_000, s.estimator().cost(3)); // borrowed from bucket 2
-        sim.setWaitCost(10_000);
-        t += 200_000;
-        sim.advanceTo(t);
-        s.sleepUntil(t + 100_000);
-        // The 8th sleep explores: bucket 2 (2 samples) is not established at
-        // 0.5 %, so its first plan is the two-wait plan through it: 46 929 ns
-        // (it ends 50 000 + 3071 ns early), then 47 000 ns. The 9th wait (index
-        // 8, bucket 2) is sampled: bucket 2 moves a quarter of the way to 10 µs.
-        assertEquals(List.of(0, 1, 8, 9), sampledAt);
-        assertEquals(10, sim.waits().size());
-        assertEquals(46_929, length(sim, 8));
-        assertEquals(47_000, length(sim, 9));
-        assertEquals(2_000 + (10_000 - 2_000) / 4, s.estimator().cost(2));
-        assertEquals(4_000, s.estimator().cost(3)); // still borrowed
-        // Sleeps 9–15: one bucket-3 wait (4000 + 255 ns) beats two bucket-2
-        // waits (4000 + 4000 + 255 ns). The 17th wait (index 16, bucket 3) is
-        // sampled: bucket 3's first own sample becomes its cost.
-        for (int i = 0; i < 7; i++) {
-            t += 200_000;
-            sim.advanceTo(t);
-            s.sleepUntil(t + 100_000);
-        }
-        assertEquals(17, sim.waits().size());
-        assertEquals(96_929, length(sim, 16));
-        assertEquals(List.of(0, 1, 8, 9, 16, 17), sampledAt);
-        assertEquals(10_000, s.estimator().cost(3));
-        assertEquals(4_000, s.estimator().cost(2));
-        // Bucket 3's waits now cost 10 µs: sleep 16 explores again (bucket 2
-        // has 4 samples), and sleep 17 takes two bucket-2 waits on cost alone
-        // (4000 + 4000 + 255 ns < 10 000 + 255 ns).
-        for (int i = 0; i < 2; i++) {
-            t += 200_000;
-            sim.advanceTo(t);
-            s.sleepUntil(t + 100_000);
-        }
-        assertEquals(21, sim.waits().size());
-        for (int w = 17; w < 21; w += 2) {
+        for (int w = 2; w < 8; w += 2) {
             assertEquals(46_929, length(sim, w));
             assertEquals(47_000, length(sim, w + 1));
         }
+        assertEquals(List.of(0, 1), sampledAt);
+        assertEquals(2_000, s.estimator().cost(2));
+        assertEquals(2_000, s.estimator().cost(3)); // borrowed from bucket 2
+        // OS waits now cost 10 µs. Sleeps 5–13 explore on: waits 8, 16 and 24
+        // (bucket 2, the first of sleeps 5, 9 and 13) are sampled, and bucket
+        // 2's cost moves a quarter of the way to 10 µs each time: 4000, 5500,
+        // 6625 ns.
+        sim.setWaitCost(10_000);
+        for (int i = 0; i < 9; i++) {
+            sleep100us.run();
+        }
+        assertEquals(26, sim.waits().size());
+        assertEquals(List.of(0, 1, 8, 9, 16, 17, 24, 25), sampledAt);
+        assertEquals(6_625, s.estimator().cost(2));
+        // Sleeps 14–20: the two-wait plan (6625 + 6625 + 255 = 13 505 ns) now
+        // costs more than one bucket-3 wait (6625 + 255 ns, its cost borrowed)
+        // plus 100 000 / 16: not explored, one 96 929 ns wait each. The 33rd
+        // wait (index 32, bucket 3) is sampled: bucket 3's first own sample
+        // becomes its cost.
+        for (int i = 0; i < 7; i++) {
+            sleep100us.run();
+        }
+        assertEquals(33, sim.waits().size());
+        for (int w = 26; w < 33; w++) {
+            assertEquals(96_929, length(sim, w));
+        }
+        assertEquals(List.of(0, 1, 8, 9, 16, 17, 24, 25, 32, 33), sampledAt);
+        assertEquals(10_000, s.estimator().cost(3));
+        assertEquals(6_625, s.estimator().cost(2));
+        // One bucket-3 wait now costs 10 255 ns: sleep 21 explores again
+        // (13 505 ≤ 10 255 + 6250 ns).
+        sleep100us.run();
+        assertEquals(35, sim.waits().size());
+        assertEquals(46_929, length(sim, 33));
+        assertEquals(47_000, length(sim, 34));
+        // No margin was established at its share (bucket 2 and 3 together
+        // hold fewer than 99 samples): every sleep is unproven.
+        assertEquals(21, s.stats().unprovenSleeps());
     }
 
     static long length(SimPlatform sim, int wait) {

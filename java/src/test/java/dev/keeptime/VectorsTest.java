@@ -90,6 +90,9 @@ class VectorsTest {
             splits.add(x);
         }
         assertEquals(Sleeper.SPLITS_NS, splits);
+        assertEquals(Sleeper.EXPLORE_EVERY, u64(k.get("EXPLORE_EVERY")));
+        assertEquals(Sleeper.EXPLORE_YOUNG_SLEEPS, u64(k.get("EXPLORE_YOUNG_SLEEPS")));
+        assertEquals(Sleeper.EXPLORE_COST_DIV, u64(k.get("EXPLORE_COST_DIV")));
         long[] shares = u64s(k.get("check_shares_ppm"));
         return perCase(root, c -> replayEstimator(c, shares));
     }
@@ -143,7 +146,7 @@ class VectorsTest {
                     JsonNode x = step.get("expect");
                     WaitPlan.Exact want = x.isNull() ? null
                             : new WaitPlan.Exact(u64(x.get("wait_ns")), bool(x, "split"),
-                                    u64(x.get("rest_budget_ppm")));
+                                    u64(x.get("rest_budget_ppm")), bool(x, "proven"));
                     assertEquals(want, got, where + " plan_exact " + step);
                     break;
                 }
@@ -212,7 +215,8 @@ class VectorsTest {
             }
             JsonNode st = x.get("stats");
             assertEquals(new SleeperStats(u64(st.get("sleeps")), u64(st.get("late")), u64(st.get("os_waits")),
-                    u64(st.get("spin_ns")), u64(st.get("cpu_estimate_ns"))), sleeper.stats(), where + ": stats");
+                    u64(st.get("spin_ns")), u64(st.get("cpu_estimate_ns")), u64(st.get("unproven_sleeps"))),
+                    sleeper.stats(), where + ": stats");
             if (mode != Mode.EFFICIENT) {
                 assertTrue(U64.ge(returned, deadline), where + ": early");
             }

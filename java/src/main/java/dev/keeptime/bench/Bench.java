@@ -271,7 +271,8 @@ public final class Bench {
             return b;
         }
         return new SleeperStats(a.sleeps() + b.sleeps(), a.late() + b.late(), a.osWaits() + b.osWaits(),
-                a.spinNs() + b.spinNs(), a.cpuEstimateNs() + b.cpuEstimateNs());
+                a.spinNs() + b.spinNs(), a.cpuEstimateNs() + b.cpuEstimateNs(),
+                a.unprovenSleeps() + b.unprovenSleeps());
     }
 
     /**

@@ -85,9 +85,9 @@ class StatsTest {
                 List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s, null, null),
                         new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, withReturns,
                                 dev.keeptime.TailTarget.BALANCED,
-                                new dev.keeptime.SleeperStats(4, 1, 5, 3_000, 28_000)),
+                                new dev.keeptime.SleeperStats(4, 1, 5, 3_000, 28_000, 0)),
                         new ResultJson.Cell(Method.KEEPTIME_EFFICIENT, 10_000, 20, null, s,
-                                dev.keeptime.TailTarget.BALANCED, new dev.keeptime.SleeperStats(4, 0, 4, 0, 20_000))));
+                                dev.keeptime.TailTarget.BALANCED, new dev.keeptime.SleeperStats(4, 0, 4, 0, 20_000, 0))));
         ObjectMapper om = new ObjectMapper();
         JsonNode doc = om.readTree(json);
         assertTrue(doc.get("results").get(0).get("sleeper") == null, "only keeptime cells carry stats");
