@@ -142,10 +142,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         format: report::FORMAT,
         version: report::VERSION,
         created,
-        tool: Tool {
-            name: "keeptime".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
+        tool: Tool::this(),
         runtime: Runtime::this(),
         machine,
         parameters: Parameters {

@@ -66,6 +66,16 @@ pub struct Runtime {
     pub version: String,
 }
 
+impl Tool {
+    /// This `keeptime` binary.
+    pub fn this() -> Self {
+        Tool {
+            name: "keeptime".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
 impl Runtime {
     /// The Rust compiler this binary was built with.
     pub fn this() -> Self {

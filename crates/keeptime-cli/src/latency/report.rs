@@ -114,10 +114,7 @@ pub fn document(
         format: FORMAT,
         version: VERSION,
         created,
-        tool: Tool {
-            name: "keeptime".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
+        tool: Tool::this(),
         runtime: Runtime::this(),
         machine,
         parameters: Parameters {
