@@ -211,21 +211,3 @@ func TestParseArgs(t *testing.T) {
 		t.Error("method names are not case-insensitive")
 	}
 }
-
-func TestMachineParsers(t *testing.T) {
-	if n, ok := parseCPUList("0-3,8,10-11"); !ok || n != 7 {
-		t.Error(n)
-	}
-	if _, ok := parseCPUList("x"); ok {
-		t.Error("parsed nonsense")
-	}
-	if cpuModel("processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\n") != "Intel(R) Xeon(R)" {
-		t.Error("cpu model")
-	}
-	for v, want := range map[string]string{"#1 SMP PREEMPT_DYNAMIC @0": "PREEMPT_DYNAMIC", "#1 SMP PREEMPT_RT": "PREEMPT_RT",
-		"#1 SMP PREEMPT Fri": "PREEMPT (full)", "#1 SMP Fri": "none or voluntary", "": ""} {
-		if got := preemption(v, ""); got != want {
-			t.Errorf("%q: %q", v, got)
-		}
-	}
-}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/keeptime/keeptime/go"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -109,82 +109,37 @@ func thisMachine(startSlack *uint64) machine {
 	if osName == "darwin" {
 		osName = "macos"
 	}
-	release, version := uname()
+	// The library's inspection (spec/clocks.md) is the one reader of the
+	// machine; the bench keeps the timer slack it found at start-up.
+	var mi keeptime.MachineInfo
+	if r, err := keeptime.InspectClocks(); err == nil {
+		mi = r.Machine
+	}
 	m := machine{
 		OS:           osName,
 		Arch:         arch,
-		Kernel:       nonEmpty(release),
-		CPUModel:     nonEmpty(cpuModel(readText("/proc/cpuinfo"))),
-		Clocksource:  nonEmpty(readText("/sys/devices/system/clocksource/clocksource0/current_clocksource")),
+		Kernel:       nonEmpty(mi.KernelRelease),
+		CPUModel:     nonEmpty(mi.CPUModel),
+		Clocksource:  nonEmpty(mi.Clocksource),
 		TimerSlackNs: startSlack,
-		Preemption:   nonEmpty(preemption(version, readText("/sys/kernel/realtime"))),
+		Preemption:   nonEmpty(preemptionName[mi.Preemption]),
 	}
-	if n, ok := parseCPUList(readText("/sys/devices/system/cpu/online")); ok {
-		m.CPUs = &n
+	if mi.CPUsOnline != nil {
+		m.CPUs = ptr(uint64(*mi.CPUsOnline))
 	}
-	m.Virtualization = nonEmpty(hypervisorFromCPUID())
+	if mi.Virtualization != nil {
+		m.Virtualization = nonEmpty(mi.Virtualization.Hypervisor)
+	}
 	return m
 }
 
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel(cpuinfo string) string {
-	for _, line := range strings.Split(cpuinfo, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// parseCPUList counts the CPUs of a kernel CPU list such as "0-3,8,10-11".
-func parseCPUList(s string) (uint64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var n uint64
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.ParseUint(lo, 10, 32)
-		if err != nil {
-			return 0, false
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 32); err != nil || b < a {
-				return 0, false
-			}
-		}
-		n += b - a + 1
-	}
-	return n, true
-}
-
-// preemption names the kernel's preemption model from `uname -v` (and
-// /sys/kernel/realtime on RT kernels), as the Rust core does.
-func preemption(unameVersion, realtime string) string {
-	if realtime == "1" {
-		return "PREEMPT_RT"
-	}
-	words := strings.Fields(unameVersion)
-	has := func(w string) bool {
-		for _, x := range words {
-			if x == w {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case has("PREEMPT_RT"):
-		return "PREEMPT_RT"
-	case has("PREEMPT_DYNAMIC"):
-		return "PREEMPT_DYNAMIC"
-	case has("PREEMPT"):
-		return "PREEMPT (full)"
-	case len(words) > 0:
-		return "none or voluntary"
-	}
-	return ""
+// preemptionName is the result format's wording of a preemption model (the
+// Rust bench's).
+var preemptionName = map[keeptime.Preemption]string{
+	keeptime.PreemptionRT:              "PREEMPT_RT",
+	keeptime.PreemptionFull:            "PREEMPT (full)",
+	keeptime.PreemptionDynamic:         "PREEMPT_DYNAMIC",
+	keeptime.PreemptionNoneOrVoluntary: "none or voluntary",
 }
 
 func newReport(created time.Time, m machine, p parameters, methods []method, results []cellResult) report {

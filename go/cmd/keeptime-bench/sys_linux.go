@@ -3,8 +3,6 @@
 package main
 
 import (
-	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,22 +33,6 @@ func nanosleepWaiter(_ time.Time, d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
-}
-
-func readText(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-func uname() (release, version string) {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return "", ""
-	}
-	return unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:])
 }
 
 // processCPUNs is the whole process's CPU time, user + system, every

@@ -15,8 +15,4 @@ func setTimerSlackNs(uint64) {}
 
 func nanosleepWaiter(_ time.Time, d time.Duration) { time.Sleep(d) }
 
-func readText(string) string { return "" }
-
-func uname() (release, version string) { return "", "" }
-
 func processCPUNs() (uint64, bool) { return 0, false }

@@ -1,5 +1,0 @@
-//go:build !amd64
-
-package main
-
-func hypervisorFromCPUID() string { return "" }
