@@ -3,7 +3,7 @@
 //! so that the task, when polled, is just short of its deadline and finishes
 //! with a few µs of work of its own. Feature `async`; used by
 //! [`keeptime::tokio`](crate::tokio) and by the Python binding's
-//! `keeptime.asyncio`.
+//! `keeptime.asyncio`. The rules are `spec/waiter.md`'s.
 //!
 //! # How a precise async sleep runs
 //!
@@ -16,14 +16,26 @@
 //!
 //! * **The waiter** is one thread, started on first use and parked on a
 //!   condition variable while no timer is armed. It waits toward the earliest
-//!   wake time with a [`Sleeper`] whose OS wait is that condition variable's
-//!   timed wait: the core's algorithm (learned margin, then a spin of a few
-//!   µs) on an OS wait that a new, earlier timer can interrupt.
+//!   precise wake time with a [`Sleeper`] whose OS wait is that condition
+//!   variable's timed wait: the core's algorithm (learned margin, then a spin
+//!   of a few µs) on an OS wait that a new, earlier timer can interrupt. It
+//!   fires in one batch every precise timer due within [`BATCH_NS`].
 //! * **The lead** is learned with a [`MarginEstimator`], the core's estimator
 //!   and spec (`spec/estimator.md`): a wake-up through the executor is just
 //!   another overshoot. Each sample is "polled again − waker fired", filed
 //!   under the length of the sleep it ended; the lead is the bucket's margin,
-//!   capped at [`MAX_LEAD_NS`].
+//!   capped at [`MAX_LEAD_NS`]. Only wake-ups of an idle executor are samples
+//!   ([`learns_latency`]): under load the delay is queueing, not latency, and
+//!   a lead learned from it would make every later sleep yield for longer.
+//! * **The capacity** ([`capacity`]) is how many deadlines per second the
+//!   waiter and the executors serve precisely: half a CPU second divided by
+//!   the measured cost of one precise deadline ([`Capacity`]). Each
+//!   [`SLOT_NS`] of deadlines admits that many precise timers
+//!   ([`Admission`]); the rest are *coarse*: woken at their deadline by a
+//!   plain OS wait, finished in one poll, no lead, no yield, no spin, like the
+//!   runtime's own timer but on the µs clock. While more than
+//!   [`BEHIND_BACKLOG`] fired timers wait for their task to be polled, new
+//!   timers are coarse too ([`next_step`]'s `behind`).
 //! * **The finish** runs in the task, decided by [`next_step`]: within
 //!   [`FINISH_SPIN_NS`] of the deadline it spins (the longest a precise sleep
 //!   holds an executor thread in one poll); otherwise it wakes itself and
@@ -39,7 +51,7 @@ use crate::estimate::bucket_of;
 use crate::platform::{Platform, System};
 use crate::{MarginEstimator, Sleeper};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -53,6 +65,30 @@ pub const FINISH_SPIN_NS: u64 = 4_000;
 /// per sleep, whatever the estimator says. Executors slower than this to wake
 /// a task make sleeps late, never early.
 pub const MAX_LEAD_NS: u64 = 200_000;
+
+/// The waiter fires, in one batch, every precise timer whose wake time is
+/// within this of its clock reading: the tasks it wakes a little early finish
+/// with their own spin, and the waiter saves an OS wait and a spin per timer.
+pub const BATCH_NS: u64 = 4_000;
+
+/// Deadlines are admitted as precise per slot of this length
+/// ([`Admission`]): [`Capacity::per_slot`] of them per slot.
+pub const SLOT_NS: u64 = 100_000;
+
+/// More fired timers than this whose tasks were not polled yet: the executor
+/// is behind, and new timers are coarse (no lead, no yield) until it catches up.
+pub const BEHIND_BACKLOG: u64 = 16;
+
+/// The cost of one precise deadline assumed before any was measured, ns.
+pub const DEFAULT_COST_NS: u64 = 10_000;
+
+/// The largest cost sample taken as it is, ns (a preempted poll is not a cost).
+pub const MAX_COST_NS: u64 = 1_000_000;
+
+/// The share of one CPU the precise deadlines may use (ppm): the capacity is
+/// this share of a second divided by the cost of one deadline, so that the
+/// waker-to-poll queue stays well inside the lead.
+pub const CAPACITY_SHARE_PPM: u64 = 500_000;
 
 /// The longest finishing spin a caller may configure
 /// ([`PreciseWait::set_finish_spin_ns`]): for event loops whose round trip
@@ -68,7 +104,8 @@ pub enum TimerState {
     /// Armed and not yet fired: the poll is spurious (or a re-poll by a
     /// combinator).
     Armed,
-    /// The waiter fired it, aiming to wake the task `lead_ns` before the deadline.
+    /// The waiter fired it, aiming to wake the task `lead_ns` before the
+    /// deadline (0 for a coarse timer).
     Fired {
         /// The lead the timer was armed with.
         lead_ns: u64,
@@ -87,7 +124,8 @@ pub enum Step {
     /// Wake itself and return `Pending`: the executor runs other ready tasks
     /// and polls again (a cooperative spin through the executor).
     Yield,
-    /// Arm (or re-arm) the timer to fire at `deadline − lead_ns`.
+    /// Arm (or re-arm) the timer to fire at `deadline − lead_ns`; a zero
+    /// lead asks for a coarse timer (fired at the deadline).
     Arm {
         /// How early the waiter will wake the task.
         lead_ns: u64,
@@ -95,13 +133,16 @@ pub enum Step {
 }
 
 /// The decision a polled precise sleep makes, as a pure function of the
-/// clock reading `now_ns`, its `deadline_ns`, its timer's state and the
-/// current learned lead for the remaining time (`lead_ns`, see
-/// [`WakeLatency::lead_ns`]).
+/// clock reading `now_ns`, its `deadline_ns`, its timer's state, the current
+/// learned lead for the remaining time (`lead_ns`, see
+/// [`WakeLatency::lead_ns`]) and whether the executor is `behind` (more than
+/// [`BEHIND_BACKLOG`] fired timers not yet polled, [`behind`]).
 ///
 /// * past the deadline: [`Step::Done`]; within `finish_spin_ns` (normally
 ///   [`FINISH_SPIN_NS`]): [`Step::Spin`];
 /// * an armed timer: [`Step::Wait`];
+/// * behind: [`Step::Arm`] with a zero lead (a coarse timer; never a yield,
+///   which would only add polls to a queue that is already late);
 /// * fired, and no more than the armed lead to go: [`Step::Yield`]; fired
 ///   but earlier than that (woken far too early): [`Step::Arm`] again;
 /// * unarmed: [`Step::Yield`] if the remaining time is within the lead (a
@@ -112,6 +153,7 @@ pub fn next_step(
     state: TimerState,
     lead_ns: u64,
     finish_spin_ns: u64,
+    behind: bool,
 ) -> Step {
     if now_ns >= deadline_ns {
         return Step::Done;
@@ -123,9 +165,172 @@ pub fn next_step(
     let lead_ns = lead_ns.min(MAX_LEAD_NS);
     match state {
         TimerState::Armed => Step::Wait,
+        _ if behind => Step::Arm { lead_ns: 0 },
         TimerState::Fired { lead_ns: armed } if remaining <= armed.min(MAX_LEAD_NS) => Step::Yield,
         TimerState::Unarmed if remaining <= lead_ns => Step::Yield,
         _ => Step::Arm { lead_ns },
+    }
+}
+
+/// Whether the waiter fires a timer armed for `wake_ns` at its clock reading
+/// `now_ns`: a precise one when due within [`BATCH_NS`], a coarse one when due.
+pub fn fires(wake_ns: u64, precise: bool, now_ns: u64) -> bool {
+    if precise {
+        wake_ns <= now_ns.saturating_add(BATCH_NS)
+    } else {
+        wake_ns <= now_ns
+    }
+}
+
+/// Whether the wake-up of a fired timer is a sample of the executor's
+/// wake-up latency: only the first precise timer of a batch fired while no
+/// earlier fired timer was waiting for its poll (`backlog_before == 0`).
+/// Any other delay includes the executor's queue.
+pub fn learns_latency(first_in_batch: bool, backlog_before: u64) -> bool {
+    first_in_batch && backlog_before == 0
+}
+
+/// What the waiter waits for next, from the earliest precise and coarse wake
+/// times: the precise one with its sleeper (OS wait, then spin) unless a
+/// coarse one is due more than [`MAX_LEAD_NS`] before it, which it waits for
+/// with a plain OS wait (no spin). `None`: nothing armed, park.
+pub fn plan(precise_ns: Option<u64>, coarse_ns: Option<u64>) -> Option<Plan> {
+    match (precise_ns, coarse_ns) {
+        (None, None) => None,
+        (Some(p), None) => Some(Plan::Precise(p)),
+        (None, Some(c)) => Some(Plan::Coarse(c)),
+        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => Some(Plan::Coarse(c)),
+        (Some(p), Some(_)) => Some(Plan::Precise(p)),
+    }
+}
+
+/// The waiter's next wait ([`plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// A precise wait to this wake time (the core's sleep: OS wait, spin).
+    Precise(u64),
+    /// A plain OS wait to this wake time.
+    Coarse(u64),
+}
+
+/// The learned cost of one precise deadline and the capacity it implies.
+///
+/// A sample is what one precise deadline cost: the waiter's share of its
+/// batch's firing plus every poll of the task from the firing to the end
+/// (and the binding's per-poll overhead, [`PreciseWait::set_poll_overhead_ns`]).
+/// The cost is a moving average, `(15·cost + sample) / 16` (the first sample
+/// replaces [`DEFAULT_COST_NS`]); samples are capped at [`MAX_COST_NS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    cost_ns: u64,
+    samples: u64,
+}
+
+impl Default for Capacity {
+    fn default() -> Self {
+        Capacity::new()
+    }
+}
+
+impl Capacity {
+    /// Nothing measured: the cost is [`DEFAULT_COST_NS`].
+    pub const fn new() -> Self {
+        Capacity {
+            cost_ns: DEFAULT_COST_NS,
+            samples: 0,
+        }
+    }
+
+    /// One precise deadline cost `cost_ns`.
+    pub fn observe(&mut self, cost_ns: u64) {
+        let c = cost_ns.clamp(1, MAX_COST_NS);
+        self.cost_ns = if self.samples == 0 {
+            c
+        } else {
+            (self.cost_ns * 15 + c) / 16
+        };
+        self.samples += 1;
+    }
+
+    /// The learned cost of one precise deadline, ns.
+    pub fn cost_ns(&self) -> u64 {
+        self.cost_ns
+    }
+
+    /// Cost samples taken.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Deadlines per second served precisely:
+    /// `CAPACITY_SHARE_PPM · 1000 / cost_ns` (at least 1).
+    pub fn per_second(&self) -> u64 {
+        (CAPACITY_SHARE_PPM * 1_000 / self.cost_ns.max(1)).max(1)
+    }
+
+    /// Precise timers admitted per [`SLOT_NS`] of deadlines:
+    /// `CAPACITY_SHARE_PPM · SLOT_NS / 10⁶ / cost_ns` (at least 1).
+    pub fn per_slot(&self) -> u64 {
+        (CAPACITY_SHARE_PPM * SLOT_NS / 1_000_000 / self.cost_ns.max(1)).max(1)
+    }
+}
+
+/// Which deadlines are served precisely: at most `per_slot` precise timers
+/// per [`SLOT_NS`] slot of deadlines (slot = `deadline / SLOT_NS`), in the
+/// order they are armed; the rest are coarse.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Admission {
+    slots: BTreeMap<u64, u64>,
+}
+
+impl Admission {
+    /// No deadline admitted.
+    pub fn new() -> Self {
+        Admission::default()
+    }
+
+    /// Admits a precise timer for `deadline_ns` if its slot holds fewer than
+    /// `per_slot`; returns whether it did.
+    pub fn try_admit(&mut self, deadline_ns: u64, per_slot: u64) -> bool {
+        let n = self.slots.entry(deadline_ns / SLOT_NS).or_insert(0);
+        if *n < per_slot {
+            *n += 1;
+            true
+        } else {
+            if *n == 0 {
+                self.slots.remove(&(deadline_ns / SLOT_NS));
+            }
+            false
+        }
+    }
+
+    /// A precise timer for `deadline_ns` was dropped before it fired.
+    pub fn release(&mut self, deadline_ns: u64) {
+        let slot = deadline_ns / SLOT_NS;
+        if let Some(n) = self.slots.get_mut(&slot) {
+            *n -= 1;
+            if *n == 0 {
+                self.slots.remove(&slot);
+            }
+        }
+    }
+
+    /// Forgets the slots that ended before `now_ns`.
+    pub fn forget_before(&mut self, now_ns: u64) {
+        self.slots = self.slots.split_off(&(now_ns / SLOT_NS));
+    }
+
+    /// Precise timers admitted in the slot of `deadline_ns`.
+    pub fn admitted(&self, deadline_ns: u64) -> u64 {
+        self.slots
+            .get(&(deadline_ns / SLOT_NS))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Slots remembered.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -164,19 +369,22 @@ impl WakeLatency {
             .min(MAX_LEAD_NS)
     }
 
-    /// A timer was armed for a sleep with `remaining_ns` to go: ages the
-    /// samples by one sleep and returns the lead to arm it with.
+    /// A timer was armed for a sleep with `remaining_ns` to go: the lead to
+    /// arm it with ([`lead_ns`](Self::lead_ns)). Arming does not age the
+    /// samples: only a learned wake-up counts as a sleep of the estimator, so
+    /// a load that teaches nothing ([`learns_latency`]) does not make the
+    /// model forget what it learned before it either.
     pub fn arm(&self, remaining_ns: u64) -> u64 {
-        let mut est = self.est();
-        est.begin_sleep();
-        est.margin(bucket_of(remaining_ns), LEAD_SHARE_PPM)
-            .min(MAX_LEAD_NS)
+        self.lead_ns(remaining_ns)
     }
 
     /// A task whose timer was armed with `remaining_ns` to go was polled
-    /// `latency_ns` after the waiter fired its waker.
+    /// `latency_ns` after the waiter fired its waker: one sleep of the
+    /// estimator (`begin_sleep`, then the overshoot).
     pub fn observe(&self, remaining_ns: u64, latency_ns: u64) {
-        self.est().observe(remaining_ns, latency_ns);
+        let mut est = self.est();
+        est.begin_sleep();
+        est.observe(remaining_ns, latency_ns);
     }
 
     /// A copy of the estimator, for inspection.
@@ -195,28 +403,46 @@ pub struct WaiterStats {
     pub idle: bool,
     /// Timers armed since the process started.
     pub armed: u64,
+    /// Of those, the ones armed coarse (past the capacity, or while behind).
+    pub coarse: u64,
     /// Timers fired.
     pub fired: u64,
     /// Timers dropped before they fired.
     pub cancelled: u64,
+    /// Fired timers whose task was not polled yet.
+    pub backlog: u64,
+    /// The stated capacity: deadlines per second served precisely ([`capacity`]).
+    pub capacity_per_s: u64,
+    /// The learned cost of one precise deadline, ns.
+    pub cost_ns: u64,
 }
 
 struct Shared {
     waker: Mutex<Option<Waker>>,
     /// Clock reading when the waiter fired this timer; 0 = not fired.
     fired_at: AtomicU64,
+    /// The waiter's cost per timer of the batch before this one's, ns.
+    fire_cost_ns: AtomicU64,
+    /// This wake-up is a latency sample ([`learns_latency`]).
+    learn: AtomicBool,
+    /// The firing was seen by a poll (or the timer dropped): out of the backlog.
+    seen: AtomicBool,
 }
 
 #[derive(Default)]
 struct Queue {
-    /// Armed timers by (wake time, id): the first is the next to fire.
-    by_wake: BTreeMap<(u64, u64), Arc<Shared>>,
+    /// Armed precise timers by (wake time, id): the first is the next to fire.
+    precise: BTreeMap<(u64, u64), Arc<Shared>>,
+    /// Armed coarse timers by (deadline, id).
+    coarse: BTreeMap<(u64, u64), Arc<Shared>>,
+    admission: Admission,
     /// The earliest wake time changed since the waiter planned its wait.
     changed: bool,
     idle: bool,
     started: bool,
     next_id: u64,
     armed: u64,
+    coarse_armed: u64,
     fired: u64,
     cancelled: u64,
 }
@@ -224,11 +450,17 @@ struct Queue {
 struct WaiterCore {
     queue: Mutex<Queue>,
     cv: Condvar,
+    backlog: AtomicU64,
+    capacity: Mutex<Capacity>,
 }
 
 impl WaiterCore {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn capacity(&self) -> MutexGuard<'_, Capacity> {
+        self.capacity.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -240,7 +472,23 @@ fn core() -> &'static WaiterCore {
             ..Queue::default()
         }),
         cv: Condvar::new(),
+        backlog: AtomicU64::new(0),
+        capacity: Mutex::new(Capacity::new()),
     })
+}
+
+/// The waiter's stated capacity: deadlines per second it and the executors
+/// serve precisely on this host, from the measured cost of a precise
+/// deadline ([`Capacity::per_second`]). Past it, deadlines are served coarse:
+/// at their deadline plus the OS wake-up and the executor's queue.
+pub fn capacity() -> u64 {
+    core().capacity().per_second()
+}
+
+/// Whether the executors are behind: more than [`BEHIND_BACKLOG`] fired
+/// timers whose task was not polled yet.
+pub fn behind() -> bool {
+    core().backlog.load(Ordering::Relaxed) > BEHIND_BACKLOG
 }
 
 /// The waiter's OS wait: a timed wait on the queue's condition variable
@@ -308,41 +556,69 @@ impl Platform for QueueWait {
 
 fn run_waiter() {
     let core = core();
-    let mut sleeper = Sleeper::builder().build_with(QueueWait {
+    let wait = QueueWait {
         system: System::new(true),
-    });
+    };
+    wait.prepare_thread();
+    let mut sleeper = Sleeper::builder().build_with(wait);
+    let mut fire_cost_ns = 0u64;
     loop {
-        let target = {
+        let next = {
             let mut q = core.lock();
-            let target = loop {
-                if let Some((&(wake, _), _)) = q.by_wake.first_key_value() {
-                    break wake;
+            let next = loop {
+                let p = q.precise.first_key_value().map(|(k, _)| k.0);
+                let c = q.coarse.first_key_value().map(|(k, _)| k.0);
+                if let Some(next) = plan(p, c) {
+                    break next;
                 }
                 q.idle = true;
                 q = core.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
             };
             q.idle = false;
             q.changed = false;
-            target
+            next
         };
         // Interrupted (an earlier timer was armed, or the first one dropped):
         // plan again from the new queue.
-        let Ok(now) = sleeper.sleep_until_ns_interruptible(target, &mut || false) else {
-            continue;
+        let now = match next {
+            Plan::Precise(target) => {
+                match sleeper.sleep_until_ns_interruptible(target, &mut || false) {
+                    Ok(now) => now,
+                    Err(_) => continue,
+                }
+            }
+            Plan::Coarse(target) => match wait.os_wait_until(target) {
+                crate::OsWake::Completed => wait.now_ns(),
+                _ => continue,
+            },
         };
-        let due: Vec<Arc<Shared>> = {
+        let (due, first_precise_learns) = {
             let mut q = core.lock();
             let mut due = Vec::new();
-            while let Some(entry) = q.by_wake.first_entry() {
-                if entry.key().0 > now {
+            while let Some(entry) = q.precise.first_entry() {
+                if !fires(entry.key().0, true, now) {
+                    break;
+                }
+                due.push(entry.remove());
+            }
+            let precise = due.len();
+            while let Some(entry) = q.coarse.first_entry() {
+                if !fires(entry.key().0, false, now) {
                     break;
                 }
                 due.push(entry.remove());
             }
             q.fired += due.len() as u64;
-            due
+            q.admission.forget_before(now);
+            let before = core.backlog.fetch_add(due.len() as u64, Ordering::Relaxed);
+            (due, precise > 0 && learns_latency(true, before))
         };
-        for shared in due {
+        let k = due.len() as u64;
+        for (i, shared) in due.into_iter().enumerate() {
+            shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
+            shared
+                .learn
+                .store(i == 0 && first_precise_learns, Ordering::Relaxed);
             // fired_at first, then the waker: a task that installs a new
             // waker and then sees fired_at == 0 is sure to be woken with it.
             shared.fired_at.store(now.max(1), Ordering::SeqCst);
@@ -355,6 +631,9 @@ fn run_waiter() {
                 w.wake();
             }
         }
+        if k > 0 {
+            fire_cost_ns = wait.now_ns().saturating_sub(now) / k;
+        }
     }
 }
 
@@ -363,6 +642,8 @@ fn run_waiter() {
 /// (the waiter re-plans, and parks if nothing is left).
 pub struct Timer {
     key: (u64, u64),
+    precise: bool,
+    deadline_ns: u64,
     shared: Arc<Shared>,
 }
 
@@ -370,27 +651,70 @@ impl std::fmt::Debug for Timer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Timer")
             .field("wake_ns", &self.key.0)
+            .field("precise", &self.precise)
             .field("fired_at_ns", &self.fired_at_ns())
             .finish()
     }
 }
 
 impl Timer {
-    /// Arms a timer that wakes `waker` at `wake_ns` on the monotonic clock
-    /// ([`os::monotonic_ns`](crate::os::monotonic_ns)), starting the waiter
-    /// thread on first use. A wake time in the past fires at once.
+    /// Arms a precise timer that wakes `waker` at `wake_ns` on the monotonic
+    /// clock ([`os::monotonic_ns`](crate::os::monotonic_ns)), whatever the
+    /// capacity, starting the waiter thread on first use. A wake time in the
+    /// past fires at once.
     pub fn arm(wake_ns: u64, waker: &Waker) -> Timer {
+        Timer::insert(wake_ns, wake_ns, true, waker)
+    }
+
+    /// Arms a timer for a sleep until `deadline_ns` that wants to be woken
+    /// `lead_ns` before it: a precise timer at `deadline_ns − lead_ns` if the
+    /// deadline's slot admits one more ([`Admission`], [`Capacity::per_slot`]),
+    /// else (or with a zero lead) a coarse one at `deadline_ns`.
+    pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
+        let core = core();
+        let per_slot = core.capacity().per_slot();
+        let precise = lead_ns > 0 && core.lock().admission.try_admit(deadline_ns, per_slot);
+        if precise {
+            Timer::insert(
+                deadline_ns.saturating_sub(lead_ns),
+                deadline_ns,
+                true,
+                waker,
+            )
+        } else {
+            Timer::insert(deadline_ns, deadline_ns, false, waker)
+        }
+    }
+
+    fn insert(wake_ns: u64, deadline_ns: u64, precise: bool, waker: &Waker) -> Timer {
         let core = core();
         let shared = Arc::new(Shared {
             waker: Mutex::new(Some(waker.clone())),
             fired_at: AtomicU64::new(0),
+            fire_cost_ns: AtomicU64::new(0),
+            learn: AtomicBool::new(false),
+            seen: AtomicBool::new(false),
         });
         let mut q = core.lock();
         q.next_id += 1;
         q.armed += 1;
+        if !precise {
+            q.coarse_armed += 1;
+        }
         let key = (wake_ns, q.next_id);
-        let earliest = q.by_wake.first_key_value().map_or(true, |(k, _)| key < *k);
-        q.by_wake.insert(key, Arc::clone(&shared));
+        let map = if precise {
+            &mut q.precise
+        } else {
+            &mut q.coarse
+        };
+        let earliest = map.first_key_value().map_or(true, |(k, _)| key < *k);
+        map.insert(key, Arc::clone(&shared));
+        let timer = Timer {
+            key,
+            precise,
+            deadline_ns,
+            shared,
+        };
         if !q.started {
             q.started = std::thread::Builder::new()
                 .name("keeptime-waiter".into())
@@ -400,13 +724,18 @@ impl Timer {
                 // No thread to wait with (the OS refused one): fire at once.
                 // The task then finishes by yielding to its executor until
                 // the deadline, still never early; the next arm tries again.
-                q.by_wake.remove(&key);
+                if precise {
+                    q.precise.remove(&key);
+                } else {
+                    q.coarse.remove(&key);
+                }
                 q.fired += 1;
                 drop(q);
+                core.backlog.fetch_add(1, Ordering::Relaxed);
                 let now = crate::os::monotonic_ns();
-                shared.fired_at.store(now.max(1), Ordering::SeqCst);
+                timer.shared.fired_at.store(now.max(1), Ordering::SeqCst);
                 waker.wake_by_ref();
-                return Timer { key, shared };
+                return timer;
             }
         }
         if earliest {
@@ -416,7 +745,7 @@ impl Timer {
             // block on it and cost this (executor) thread a second futex wake.
             core.cv.notify_all();
         }
-        Timer { key, shared }
+        timer
     }
 
     /// When the waiter fired this timer (a monotonic-clock reading), or
@@ -431,6 +760,31 @@ impl Timer {
     /// The wake time this timer was armed for.
     pub fn wake_ns(&self) -> u64 {
         self.key.0
+    }
+
+    /// Whether the timer is precise (woken a lead early, finished by the
+    /// task) rather than coarse (woken at its deadline).
+    pub fn is_precise(&self) -> bool {
+        self.precise
+    }
+
+    /// The lead this timer was armed with: deadline − wake time (0 if coarse).
+    pub fn lead_ns(&self) -> u64 {
+        self.deadline_ns.saturating_sub(self.key.0)
+    }
+
+    /// Marks the firing as seen by the task (out of the waiter's backlog,
+    /// once). Returns `(latency sample?, the waiter's cost per timer)` the
+    /// first time after the timer fired, `None` otherwise.
+    fn see(&self) -> Option<(bool, u64)> {
+        if self.fired_at_ns().is_none() || self.shared.seen.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        core().backlog.fetch_sub(1, Ordering::Relaxed);
+        Some((
+            self.shared.learn.load(Ordering::Relaxed),
+            self.shared.fire_cost_ns.load(Ordering::Relaxed),
+        ))
     }
 
     /// Replaces the waker to wake (a future moved to another task, or
@@ -455,31 +809,50 @@ impl Timer {
 impl Drop for Timer {
     fn drop(&mut self) {
         if self.fired_at_ns().is_some() {
+            let _ = self.see();
             return;
         }
         let core = core();
         let mut q = core.lock();
-        let first = q.by_wake.first_key_value().map(|(k, _)| *k);
-        if q.by_wake.remove(&self.key).is_some() {
+        let map = if self.precise {
+            &mut q.precise
+        } else {
+            &mut q.coarse
+        };
+        let first = map.first_key_value().map(|(k, _)| *k);
+        if map.remove(&self.key).is_some() {
             q.cancelled += 1;
+            if self.precise && self.lead_ns() > 0 {
+                q.admission.release(self.deadline_ns);
+            }
             if first == Some(self.key) {
                 q.changed = true;
                 drop(q);
                 core.cv.notify_all();
             }
+        } else {
+            // Fired between the check above and the lock.
+            drop(q);
+            let _ = self.see();
         }
     }
 }
 
 /// The process-wide waiter's counters and state.
 pub fn stats() -> WaiterStats {
-    let q = core().lock();
+    let core = core();
+    let cap = *core.capacity();
+    let q = core.lock();
     WaiterStats {
-        pending: q.by_wake.len(),
+        pending: q.precise.len() + q.coarse.len(),
         idle: q.idle,
         armed: q.armed,
+        coarse: q.coarse_armed,
         fired: q.fired,
         cancelled: q.cancelled,
+        backlog: core.backlog.load(Ordering::Relaxed),
+        capacity_per_s: cap.per_second(),
+        cost_ns: cap.cost_ns(),
     }
 }
 
@@ -494,8 +867,11 @@ pub struct PreciseWait {
     /// Remaining time and lead when the timer was armed.
     armed_remaining_ns: u64,
     armed_lead_ns: u64,
-    observed: bool,
     finish_spin_ns: u64,
+    poll_overhead_ns: u64,
+    /// The cost of this deadline so far, from its precise timer's firing;
+    /// `None` while no precise timer fired (or after a coarse one was armed).
+    cost_ns: Option<u64>,
 }
 
 /// The outcome of [`PreciseWait::poll`].
@@ -517,8 +893,9 @@ impl PreciseWait {
             timer: None,
             armed_remaining_ns: 0,
             armed_lead_ns: 0,
-            observed: false,
             finish_spin_ns: FINISH_SPIN_NS,
+            poll_overhead_ns: 0,
+            cost_ns: None,
         }
     }
 
@@ -528,6 +905,13 @@ impl PreciseWait {
     /// to that round trip, or its sleeps end late by one round.
     pub fn set_finish_spin_ns(&mut self, ns: u64) {
         self.finish_spin_ns = ns.clamp(FINISH_SPIN_NS, MAX_FINISH_SPIN_NS);
+    }
+
+    /// Sets the executor's own cost of one poll, beyond the poll itself
+    /// (default 0; an event loop's step costs several µs of its own). Added
+    /// to the measured cost of a precise deadline per poll ([`Capacity`]).
+    pub fn set_poll_overhead_ns(&mut self, ns: u64) {
+        self.poll_overhead_ns = ns.min(MAX_COST_NS);
     }
 
     /// The deadline.
@@ -540,6 +924,11 @@ impl PreciseWait {
         self.timer
             .as_ref()
             .is_some_and(|t| t.fired_at_ns().is_none())
+    }
+
+    /// Whether the armed (or last fired) timer is coarse.
+    pub fn is_coarse(&self) -> bool {
+        self.timer.as_ref().is_some_and(|t| !t.is_precise())
     }
 
     /// Drops the armed timer, if any.
@@ -555,16 +944,38 @@ impl PreciseWait {
     /// most the finishing spin ([`FINISH_SPIN_NS`] unless set otherwise) plus
     /// a few clock reads.
     pub fn poll(&mut self, latency: &WakeLatency, waker: &Waker) -> Progress {
+        let start = crate::os::monotonic_ns();
+        let progress = self.step(latency, waker, start);
+        if let Some(cost) = self.cost_ns.as_mut() {
+            let end = match progress {
+                Progress::Ready(t) => t,
+                Progress::Pending(_) => crate::os::monotonic_ns(),
+            };
+            *cost += end.saturating_sub(start) + self.poll_overhead_ns;
+            if matches!(progress, Progress::Ready(_)) {
+                let c = *cost;
+                self.cost_ns = None;
+                core().capacity().observe(c);
+            }
+        }
+        progress
+    }
+
+    fn step(&mut self, latency: &WakeLatency, waker: &Waker, start: u64) -> Progress {
+        let mut now = start;
         loop {
-            let now = crate::os::monotonic_ns();
             let state = match &self.timer {
                 None => TimerState::Unarmed,
                 Some(t) => match t.fired_at_ns() {
                     None => TimerState::Armed,
                     Some(fired) => {
-                        if !self.observed {
-                            self.observed = true;
-                            latency.observe(self.armed_remaining_ns, now.saturating_sub(fired));
+                        if let Some((learn, fire_cost)) = t.see() {
+                            if learn {
+                                latency.observe(self.armed_remaining_ns, now.saturating_sub(fired));
+                            }
+                            if t.is_precise() {
+                                self.cost_ns = Some(fire_cost);
+                            }
                         }
                         TimerState::Fired {
                             lead_ns: self.armed_lead_ns,
@@ -577,7 +988,14 @@ impl PreciseWait {
                 TimerState::Unarmed => latency.lead_ns(remaining),
                 _ => self.armed_lead_ns,
             };
-            let step = next_step(now, self.deadline_ns, state, lead, self.finish_spin_ns);
+            let step = next_step(
+                now,
+                self.deadline_ns,
+                state,
+                lead,
+                self.finish_spin_ns,
+                behind(),
+            );
             match step {
                 Step::Done => {
                     self.timer = None;
@@ -602,15 +1020,26 @@ impl PreciseWait {
                     self.timer = None;
                     return Progress::Pending(step);
                 }
-                Step::Arm { .. } => {
-                    let lead = latency.arm(remaining);
+                Step::Arm { lead_ns } => {
+                    let lead = if lead_ns == 0 {
+                        0
+                    } else {
+                        latency.arm(remaining)
+                    };
+                    self.timer = None;
+                    let timer = Timer::arm_for(self.deadline_ns, lead, waker);
+                    if !timer.is_precise() {
+                        self.cost_ns = None;
+                    }
                     self.armed_remaining_ns = remaining;
-                    self.armed_lead_ns = lead;
-                    self.observed = false;
-                    self.timer = Some(Timer::arm(self.deadline_ns.saturating_sub(lead), waker));
-                    return Progress::Pending(Step::Arm { lead_ns: lead });
+                    self.armed_lead_ns = timer.lead_ns();
+                    self.timer = Some(timer);
+                    return Progress::Pending(Step::Arm {
+                        lead_ns: self.armed_lead_ns,
+                    });
                 }
             }
+            now = crate::os::monotonic_ns();
         }
     }
 }
@@ -629,17 +1058,27 @@ mod tests {
             TimerState::Armed,
             TimerState::Fired { lead_ns: 50_000 },
         ] {
-            assert_eq!(next_step(MS, MS, state, 50_000, FINISH_SPIN_NS), Step::Done);
             assert_eq!(
-                next_step(MS + 1, MS, state, 50_000, FINISH_SPIN_NS),
+                next_step(MS, MS, state, 50_000, FINISH_SPIN_NS, false),
                 Step::Done
             );
             assert_eq!(
-                next_step(MS - FINISH_SPIN_NS, MS, state, 50_000, FINISH_SPIN_NS),
+                next_step(MS + 1, MS, state, 50_000, FINISH_SPIN_NS, false),
+                Step::Done
+            );
+            assert_eq!(
+                next_step(
+                    MS - FINISH_SPIN_NS,
+                    MS,
+                    state,
+                    50_000,
+                    FINISH_SPIN_NS,
+                    false
+                ),
                 Step::Spin
             );
             assert_eq!(
-                next_step(MS - 1, MS, state, 50_000, FINISH_SPIN_NS),
+                next_step(MS - 1, MS, state, 50_000, FINISH_SPIN_NS, false),
                 Step::Spin
             );
         }
@@ -649,20 +1088,20 @@ mod tests {
     fn first_poll_arms_unless_the_lead_covers_the_rest() {
         let s = TimerState::Unarmed;
         assert_eq!(
-            next_step(0, MS, s, 30_000, FINISH_SPIN_NS),
+            next_step(0, MS, s, 30_000, FINISH_SPIN_NS, false),
             Step::Arm { lead_ns: 30_000 }
         );
         assert_eq!(
-            next_step(MS - 30_000, MS, s, 30_000, FINISH_SPIN_NS),
+            next_step(MS - 30_000, MS, s, 30_000, FINISH_SPIN_NS, false),
             Step::Yield
         );
         assert_eq!(
-            next_step(MS - 30_001, MS, s, 30_000, FINISH_SPIN_NS),
+            next_step(MS - 30_001, MS, s, 30_000, FINISH_SPIN_NS, false),
             Step::Arm { lead_ns: 30_000 }
         );
         // The lead is capped.
         assert_eq!(
-            next_step(0, 10 * MS, s, 5 * MS, FINISH_SPIN_NS),
+            next_step(0, 10 * MS, s, 5 * MS, FINISH_SPIN_NS, false),
             Step::Arm {
                 lead_ns: MAX_LEAD_NS
             }
@@ -673,28 +1112,28 @@ mod tests {
     fn fired_timers_yield_within_their_lead_and_rearm_when_woken_far_too_early() {
         let fired = TimerState::Fired { lead_ns: 40_000 };
         assert_eq!(
-            next_step(MS - 40_000, MS, fired, 10_000, FINISH_SPIN_NS),
+            next_step(MS - 40_000, MS, fired, 10_000, FINISH_SPIN_NS, false),
             Step::Yield
         );
         assert_eq!(
-            next_step(MS - 5_000, MS, fired, 10_000, FINISH_SPIN_NS),
+            next_step(MS - 5_000, MS, fired, 10_000, FINISH_SPIN_NS, false),
             Step::Yield
         );
         assert_eq!(
-            next_step(MS - 40_001, MS, fired, 10_000, FINISH_SPIN_NS),
+            next_step(MS - 40_001, MS, fired, 10_000, FINISH_SPIN_NS, false),
             Step::Arm { lead_ns: 10_000 }
         );
         assert_eq!(
-            next_step(0, MS, TimerState::Armed, 10_000, FINISH_SPIN_NS),
+            next_step(0, MS, TimerState::Armed, 10_000, FINISH_SPIN_NS, false),
             Step::Wait
         );
         // An event loop with a 25 µs round trip spins the last 25 µs instead.
         assert_eq!(
-            next_step(MS - 25_000, MS, fired, 10_000, 25_000),
+            next_step(MS - 25_000, MS, fired, 10_000, 25_000, false),
             Step::Spin
         );
         assert_eq!(
-            next_step(MS - 25_001, MS, fired, 10_000, 25_000),
+            next_step(MS - 25_001, MS, fired, 10_000, 25_000, false),
             Step::Yield
         );
         let mut w = PreciseWait::new(MS);
@@ -717,8 +1156,8 @@ mod tests {
         // its bin [16384, 18431].
         assert_eq!(lat.lead_ns(MS), 18_431);
         let mut e = MarginEstimator::new();
-        e.begin_sleep();
         for i in 0..8 {
+            e.begin_sleep();
             e.observe(MS, 10_000 + i * 1_000);
         }
         assert_eq!(lat.lead_ns(MS), e.margin(bucket_of(MS), LEAD_SHARE_PPM));
@@ -744,6 +1183,7 @@ mod tests {
                 TimerState::Unarmed,
                 lat.lead_ns(deadline - now),
                 FINISH_SPIN_NS,
+                false,
             ) else {
                 panic!("a 1 ms sleep arms a timer");
             };
@@ -760,6 +1200,7 @@ mod tests {
                     TimerState::Fired { lead_ns: lead },
                     lead,
                     FINISH_SPIN_NS,
+                    false,
                 ),
             ));
         }
@@ -770,5 +1211,178 @@ mod tests {
         for f in &finishes[1..] {
             assert_eq!(*f, (20_479, Step::Spin));
         }
+    }
+
+    #[test]
+    fn behind_arms_coarse_instead_of_yielding_but_still_spins_the_last_microseconds() {
+        let fired = TimerState::Fired { lead_ns: 40_000 };
+        for state in [TimerState::Unarmed, fired] {
+            assert_eq!(
+                next_step(MS - 20_000, MS, state, 40_000, FINISH_SPIN_NS, true),
+                Step::Arm { lead_ns: 0 }
+            );
+            assert_eq!(
+                next_step(0, MS, state, 40_000, FINISH_SPIN_NS, true),
+                Step::Arm { lead_ns: 0 }
+            );
+            assert_eq!(
+                next_step(MS - FINISH_SPIN_NS, MS, state, 40_000, FINISH_SPIN_NS, true),
+                Step::Spin
+            );
+            assert_eq!(
+                next_step(MS, MS, state, 40_000, FINISH_SPIN_NS, true),
+                Step::Done
+            );
+        }
+        assert_eq!(
+            next_step(0, MS, TimerState::Armed, 40_000, FINISH_SPIN_NS, true),
+            Step::Wait
+        );
+        // A coarse timer fires at the deadline: its task is done on the first poll.
+        assert_eq!(
+            next_step(
+                MS + 70_000,
+                MS,
+                TimerState::Fired { lead_ns: 0 },
+                40_000,
+                FINISH_SPIN_NS,
+                false
+            ),
+            Step::Done
+        );
+    }
+
+    #[test]
+    fn batches_fire_precise_timers_due_within_batch_ns_and_coarse_ones_when_due() {
+        assert!(fires(MS, true, MS));
+        assert!(fires(MS + BATCH_NS, true, MS));
+        assert!(!fires(MS + BATCH_NS + 1, true, MS));
+        assert!(fires(MS, false, MS));
+        assert!(!fires(MS + 1, false, MS));
+        assert!(fires(u64::MAX, true, u64::MAX - 1));
+        assert_eq!(plan(None, None), None);
+        assert_eq!(plan(Some(MS), None), Some(Plan::Precise(MS)));
+        assert_eq!(plan(None, Some(MS)), Some(Plan::Coarse(MS)));
+        // A coarse timer due just before a precise one rides on its precise wait.
+        assert_eq!(
+            plan(Some(MS), Some(MS - MAX_LEAD_NS)),
+            Some(Plan::Precise(MS))
+        );
+        assert_eq!(
+            plan(Some(MS), Some(MS - MAX_LEAD_NS - 1)),
+            Some(Plan::Coarse(MS - MAX_LEAD_NS - 1))
+        );
+        assert_eq!(plan(Some(MS), Some(2 * MS)), Some(Plan::Precise(MS)));
+    }
+
+    #[test]
+    fn only_the_first_wake_up_of_a_batch_fired_with_no_backlog_is_a_latency_sample() {
+        assert!(learns_latency(true, 0));
+        assert!(!learns_latency(false, 0));
+        assert!(!learns_latency(true, 1));
+    }
+
+    #[test]
+    fn capacity_is_half_a_cpu_second_over_the_moving_cost() {
+        let mut c = Capacity::new();
+        assert_eq!(c.cost_ns(), DEFAULT_COST_NS);
+        assert_eq!(c.per_second(), 50_000);
+        assert_eq!(c.per_slot(), 5);
+        c.observe(4_000); // the first sample replaces the default
+        assert_eq!((c.cost_ns(), c.samples()), (4_000, 1));
+        assert_eq!(c.per_second(), 125_000);
+        assert_eq!(c.per_slot(), 12);
+        c.observe(20_000); // (15·4000 + 20000) / 16
+        assert_eq!(c.cost_ns(), 5_000);
+        assert_eq!(c.per_second(), 100_000);
+        c.observe(u64::MAX); // capped at MAX_COST_NS
+        assert_eq!(c.cost_ns(), (5_000 * 15 + MAX_COST_NS) / 16);
+        let mut slow = Capacity::new();
+        slow.observe(MAX_COST_NS);
+        assert_eq!((slow.per_second(), slow.per_slot()), (500, 1));
+        slow.observe(0);
+        assert_eq!(slow.cost_ns(), (MAX_COST_NS * 15 + 1) / 16);
+    }
+
+    #[test]
+    fn admission_takes_per_slot_precise_deadlines_per_slot_in_arm_order() {
+        let mut a = Admission::new();
+        // 1,000 deadlines 2 µs apart from 10 ms: 50 per 100 µs slot.
+        let admitted: Vec<bool> = (0..1_000u64)
+            .map(|i| a.try_admit(10 * MS + i * 2_000, 5))
+            .collect();
+        assert_eq!(admitted.iter().filter(|&&x| x).count(), 20 * 5);
+        assert!(admitted[..5].iter().all(|&x| x));
+        assert!(!admitted[5]);
+        assert!(admitted[50]);
+        assert_eq!(a.admitted(10 * MS), 5);
+        assert_eq!(a.slots(), 20);
+        // A dropped precise timer frees its place.
+        a.release(10 * MS + 2_000);
+        assert_eq!(a.admitted(10 * MS), 4);
+        assert!(a.try_admit(10 * MS + 99_999, 5));
+        assert!(!a.try_admit(10 * MS + 99_999, 5));
+        // Slots that ended are forgotten; a full refusal leaves no empty slot.
+        a.forget_before(11 * MS);
+        assert_eq!(a.slots(), 10);
+        assert_eq!(a.admitted(10 * MS), 0);
+        assert!(!a.try_admit(50 * MS, 0));
+        assert_eq!(a.slots(), 10);
+        a.release(50 * MS); // nothing admitted there: no effect
+        assert_eq!(a.slots(), 10);
+    }
+
+    /// Two rounds of 1,000 deadlines 2 µs apart on a simulated executor that
+    /// polls one task per 3 µs (so it falls behind): the lead learned in the
+    /// first round's quiet start is not fed by the queue, and the second
+    /// round arms with the same lead as the first.
+    #[test]
+    fn a_load_round_does_not_teach_the_next_one_a_longer_lead() {
+        let lat = WakeLatency::new();
+        let mut admission = Admission::new();
+        let mut cap = Capacity::new();
+        // A quiet warm-up: eight lone wake-ups, 12 µs each.
+        for _ in 0..8 {
+            lat.arm(MS);
+            if learns_latency(true, 0) {
+                lat.observe(MS, 12_000);
+            }
+        }
+        let quiet_lead = lat.lead_ns(MS);
+        assert_eq!(quiet_lead, 12_287); // the top of 12 µs's bin
+        let mut leads = Vec::new();
+        for round in 0..2u64 {
+            let start = (10 + round * 10) * MS;
+            let mut precise = 0;
+            let mut backlog = 0u64;
+            let mut free_at = 0u64; // the executor's next free instant
+            for i in 0..1_000u64 {
+                let deadline = start + i * 2_000;
+                let lead = lat.arm(MS);
+                if i == 0 {
+                    leads.push(lead);
+                }
+                if !admission.try_admit(deadline, cap.per_slot()) {
+                    continue;
+                }
+                precise += 1;
+                let fired = deadline - lead;
+                // The executor serves the wake-up after the ones before it.
+                let polled = (fired + 12_000).max(free_at);
+                free_at = polled + 3_000;
+                let first = precise == 1;
+                if learns_latency(first, backlog) {
+                    lat.observe(MS, polled - fired);
+                }
+                backlog = u64::from(polled > fired + 12_000);
+                cap.observe(3_000);
+            }
+            admission.forget_before(start + 10 * MS);
+            // 20 slots of 100 µs; from the first measured cost (3 µs) on,
+            // 16 precise per slot.
+            assert_eq!(precise, 20 * 16);
+        }
+        assert_eq!(leads, vec![quiet_lead, quiet_lead]);
+        assert_eq!(lat.lead_ns(MS), quiet_lead);
     }
 }
