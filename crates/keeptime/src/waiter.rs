@@ -215,11 +215,15 @@ pub enum Plan {
 
 /// The learned cost of one precise deadline and the capacity it implies.
 ///
-/// A sample is what one precise deadline cost: the waiter's share of its
-/// batch's firing plus every poll of the task from the firing to the end
-/// (and the binding's per-poll overhead, [`PreciseWait::set_poll_overhead_ns`]).
-/// The cost is a moving average, `(15·cost + sample) / 16` (the first sample
-/// replaces [`DEFAULT_COST_NS`]); samples are capped at [`MAX_COST_NS`].
+/// A sample is what one precise deadline cost: the waiter thread's CPU time
+/// since its previous batch (its OS wait, margin spin and firing) divided by
+/// the precise timers of its batch, plus every poll of the task from the
+/// firing to the end (and the binding's per-poll overhead,
+/// [`PreciseWait::set_poll_overhead_ns`]). The cost is a moving average,
+/// `(15·cost + s) / 16` where `s` is the sample clamped to
+/// `[cost/2, 2·cost]` (one preempted poll moves it by at most 1/16); the
+/// first sample replaces [`DEFAULT_COST_NS`]; samples are capped at
+/// [`MAX_COST_NS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacity {
     cost_ns: u64,
@@ -247,6 +251,7 @@ impl Capacity {
         self.cost_ns = if self.samples == 0 {
             c
         } else {
+            let c = c.clamp(self.cost_ns / 2, self.cost_ns.saturating_mul(2));
             (self.cost_ns * 15 + c) / 16
         };
         self.samples += 1;
@@ -421,7 +426,7 @@ struct Shared {
     waker: Mutex<Option<Waker>>,
     /// Clock reading when the waiter fired this timer; 0 = not fired.
     fired_at: AtomicU64,
-    /// The waiter's cost per timer of the batch before this one's, ns.
+    /// The waiter's CPU time per precise timer of this one's batch, ns.
     fire_cost_ns: AtomicU64,
     /// This wake-up is a latency sample ([`learns_latency`]).
     learn: AtomicBool,
@@ -483,6 +488,20 @@ fn core() -> &'static WaiterCore {
 /// at their deadline plus the OS wake-up and the executor's queue.
 pub fn capacity() -> u64 {
     core().capacity().per_second()
+}
+
+/// Admits a precise timer for `deadline_ns` woken `lead_ns` early, if the
+/// lead is not zero and the deadline's slot has room ([`Admission`]);
+/// otherwise counts a coarse one.
+fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
+    let core = core();
+    let per_slot = core.capacity().per_slot();
+    let mut q = core.lock();
+    let precise = lead_ns > 0 && q.admission.try_admit(deadline_ns, per_slot);
+    if !precise {
+        q.coarse_armed += 1;
+    }
+    precise
 }
 
 /// Whether the executors are behind: more than [`BEHIND_BACKLOG`] fired
@@ -561,7 +580,8 @@ fn run_waiter() {
     };
     wait.prepare_thread();
     let mut sleeper = Sleeper::builder().build_with(wait);
-    let mut fire_cost_ns = 0u64;
+    // The waiter's CPU time at its last batch.
+    let mut cpu_mark = crate::os::thread_cpu_ns();
     loop {
         let next = {
             let mut q = core.lock();
@@ -592,7 +612,7 @@ fn run_waiter() {
                 _ => continue,
             },
         };
-        let (due, first_precise_learns) = {
+        let (due, precise, first_precise_learns) = {
             let mut q = core.lock();
             let mut due = Vec::new();
             while let Some(entry) = q.precise.first_entry() {
@@ -611,9 +631,11 @@ fn run_waiter() {
             q.fired += due.len() as u64;
             q.admission.forget_before(now);
             let before = core.backlog.fetch_add(due.len() as u64, Ordering::Relaxed);
-            (due, precise > 0 && learns_latency(true, before))
+            (due, precise, precise > 0 && learns_latency(true, before))
         };
-        let k = due.len() as u64;
+        let cpu = crate::os::thread_cpu_ns();
+        let fire_cost_ns = cpu.saturating_sub(cpu_mark) / (precise.max(1) as u64);
+        cpu_mark = cpu;
         for (i, shared) in due.into_iter().enumerate() {
             shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
             shared
@@ -630,9 +652,6 @@ fn run_waiter() {
             if let Some(w) = waker {
                 w.wake();
             }
-        }
-        if k > 0 {
-            fire_cost_ns = wait.now_ns().saturating_sub(now) / k;
         }
     }
 }
@@ -671,10 +690,7 @@ impl Timer {
     /// deadline's slot admits one more ([`Admission`], [`Capacity::per_slot`]),
     /// else (or with a zero lead) a coarse one at `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
-        let core = core();
-        let per_slot = core.capacity().per_slot();
-        let precise = lead_ns > 0 && core.lock().admission.try_admit(deadline_ns, per_slot);
-        if precise {
+        if admit(deadline_ns, lead_ns) {
             Timer::insert(
                 deadline_ns.saturating_sub(lead_ns),
                 deadline_ns,
@@ -698,9 +714,6 @@ impl Timer {
         let mut q = core.lock();
         q.next_id += 1;
         q.armed += 1;
-        if !precise {
-            q.coarse_armed += 1;
-        }
         let key = (wake_ns, q.next_id);
         let map = if precise {
             &mut q.precise
@@ -869,6 +882,8 @@ pub struct PreciseWait {
     armed_lead_ns: u64,
     finish_spin_ns: u64,
     poll_overhead_ns: u64,
+    /// Coarse waits are the caller's ([`PreciseWait::set_caller_coarse`]).
+    caller_coarse: bool,
     /// The cost of this deadline so far, from its precise timer's firing;
     /// `None` while no precise timer fired (or after a coarse one was armed).
     cost_ns: Option<u64>,
@@ -895,6 +910,7 @@ impl PreciseWait {
             armed_lead_ns: 0,
             finish_spin_ns: FINISH_SPIN_NS,
             poll_overhead_ns: 0,
+            caller_coarse: false,
             cost_ns: None,
         }
     }
@@ -912,6 +928,15 @@ impl PreciseWait {
     /// to the measured cost of a precise deadline per poll ([`Capacity`]).
     pub fn set_poll_overhead_ns(&mut self, ns: u64) {
         self.poll_overhead_ns = ns.min(MAX_COST_NS);
+    }
+
+    /// Leaves coarse waits to the caller (default: the waiter's coarse
+    /// timers): when a poll answers `Pending(Step::Arm { lead_ns: 0 })` with
+    /// no timer armed ([`is_armed`](Self::is_armed) false), the caller waits
+    /// until the deadline on its runtime's own timer and polls again. An
+    /// event loop whose own timer is cheap degrades to exactly it.
+    pub fn set_caller_coarse(&mut self, on: bool) {
+        self.caller_coarse = on;
     }
 
     /// The deadline.
@@ -1027,11 +1052,25 @@ impl PreciseWait {
                         latency.arm(remaining)
                     };
                     self.timer = None;
-                    let timer = Timer::arm_for(self.deadline_ns, lead, waker);
-                    if !timer.is_precise() {
-                        self.cost_ns = None;
-                    }
+                    let precise = admit(self.deadline_ns, lead);
                     self.armed_remaining_ns = remaining;
+                    if !precise {
+                        self.cost_ns = None;
+                        if self.caller_coarse {
+                            self.armed_lead_ns = 0;
+                            return Progress::Pending(Step::Arm { lead_ns: 0 });
+                        }
+                    }
+                    let timer = if precise {
+                        Timer::insert(
+                            self.deadline_ns.saturating_sub(lead),
+                            self.deadline_ns,
+                            true,
+                            waker,
+                        )
+                    } else {
+                        Timer::insert(self.deadline_ns, self.deadline_ns, false, waker)
+                    };
                     self.armed_lead_ns = timer.lead_ns();
                     self.timer = Some(timer);
                     return Progress::Pending(Step::Arm {
@@ -1292,16 +1331,16 @@ mod tests {
         assert_eq!((c.cost_ns(), c.samples()), (4_000, 1));
         assert_eq!(c.per_second(), 125_000);
         assert_eq!(c.per_slot(), 12);
-        c.observe(20_000); // (15·4000 + 20000) / 16
-        assert_eq!(c.cost_ns(), 5_000);
-        assert_eq!(c.per_second(), 100_000);
-        c.observe(u64::MAX); // capped at MAX_COST_NS
-        assert_eq!(c.cost_ns(), (5_000 * 15 + MAX_COST_NS) / 16);
+        c.observe(6_000); // (15·4000 + 6000) / 16
+        assert_eq!(c.cost_ns(), 4_125);
+        assert_eq!(c.per_second(), 121_212);
+        c.observe(u64::MAX); // a spike counts as twice the cost
+        assert_eq!(c.cost_ns(), (4_125 * 15 + 8_250) / 16);
+        c.observe(0); // and a dip as half
+        assert_eq!(c.cost_ns(), (4_382 * 15 + 2_191) / 16);
         let mut slow = Capacity::new();
-        slow.observe(MAX_COST_NS);
+        slow.observe(u64::MAX); // capped at MAX_COST_NS
         assert_eq!((slow.per_second(), slow.per_slot()), (500, 1));
-        slow.observe(0);
-        assert_eq!(slow.cost_ns(), (MAX_COST_NS * 15 + 1) / 16);
     }
 
     #[test]
