@@ -26,6 +26,14 @@ estimator and spec as the blocking sleep's OS waits). Works with any loop
 that supports ``add_reader`` (asyncio's default selector loop on Linux and
 macOS, uvloop).
 
+Under load: the waiter serves precisely up to its stated capacity,
+:func:`capacity` deadlines per second on this host (learned from what a
+precise deadline costs the waiter and the loop). Past it, and while the loop
+is behind on the sleeps already woken, a sleep is *coarse*: it awaits the
+loop's own timer (``asyncio.sleep``) to its deadline and finishes in the
+next step, with no lead, no yield and no spin, so it degrades to exactly what
+``asyncio.sleep`` does, at its cost, and is still never early.
+
 Cancellation (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) raises
 ``CancelledError`` at once and disarms the timer.
 
@@ -51,11 +59,11 @@ from typing import Dict, Generator, Optional, TypeVar, overload
 from keeptime import _keeptime
 from keeptime._keeptime import Tick, Ticker
 
-__all__ = ["sleep", "sleep_until_ns"]
+__all__ = ["sleep", "sleep_until_ns", "capacity"]
 
 _T = TypeVar("_T")
 
-_DONE, _YIELD, _WAIT = 0, 1, 2
+_DONE, _YIELD, _WAIT, _COARSE = 0, 1, 2, 3
 
 
 class _LoopTimers:
@@ -100,6 +108,9 @@ async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
     Cancellation (or the coroutine being closed) disarms the timer."""
     if step == _YIELD:
         await _yield()
+        return
+    if step == _COARSE:
+        await asyncio.sleep(max(wait.deadline_ns - time.monotonic_ns(), 0) / 1e9)
         return
     loop = asyncio.get_running_loop()
     timers = _timers_of(loop)
@@ -168,6 +179,18 @@ async def _next_tick(ticker: Ticker) -> Tick:
         tick = ticker._woke(step, woke)
         if tick is not None:
             return tick
+
+
+def capacity() -> int:
+    """The waiter's stated capacity: how many deadlines per second it serves
+    precisely on this host (``keeptime::waiter::capacity()``: half a CPU
+    second over the learned cost of one precise deadline, the loop's own steps
+    included). Past it, sleeps degrade to the loop's own timer.
+
+    >>> capacity() > 0
+    True
+    """
+    return _keeptime._waiter_capacity()[0]
 
 
 def _waiter_state() -> "tuple[int, bool]":

@@ -73,7 +73,7 @@ pub const BATCH_NS: u64 = 4_000;
 
 /// Deadlines are admitted as precise per slot of this length
 /// ([`Admission`]): [`Capacity::per_slot`] of them per slot.
-pub const SLOT_NS: u64 = 100_000;
+pub const SLOT_NS: u64 = 1_000_000;
 
 /// More fired timers than this whose tasks were not polled yet: the executor
 /// is behind, and new timers are coarse (no lead, no yield) until it catches up.
@@ -1326,11 +1326,11 @@ mod tests {
         let mut c = Capacity::new();
         assert_eq!(c.cost_ns(), DEFAULT_COST_NS);
         assert_eq!(c.per_second(), 50_000);
-        assert_eq!(c.per_slot(), 5);
+        assert_eq!(c.per_slot(), 50);
         c.observe(4_000); // the first sample replaces the default
         assert_eq!((c.cost_ns(), c.samples()), (4_000, 1));
         assert_eq!(c.per_second(), 125_000);
-        assert_eq!(c.per_slot(), 12);
+        assert_eq!(c.per_slot(), 125);
         c.observe(6_000); // (15·4000 + 6000) / 16
         assert_eq!(c.cost_ns(), 4_125);
         assert_eq!(c.per_second(), 121_212);
@@ -1346,32 +1346,32 @@ mod tests {
     #[test]
     fn admission_takes_per_slot_precise_deadlines_per_slot_in_arm_order() {
         let mut a = Admission::new();
-        // 1,000 deadlines 2 µs apart from 10 ms: 50 per 100 µs slot.
-        let admitted: Vec<bool> = (0..1_000u64)
+        // 2,000 deadlines 2 µs apart from 10 ms: 500 per 1 ms slot.
+        let admitted: Vec<bool> = (0..2_000u64)
             .map(|i| a.try_admit(10 * MS + i * 2_000, 5))
             .collect();
-        assert_eq!(admitted.iter().filter(|&&x| x).count(), 20 * 5);
+        assert_eq!(admitted.iter().filter(|&&x| x).count(), 4 * 5);
         assert!(admitted[..5].iter().all(|&x| x));
         assert!(!admitted[5]);
-        assert!(admitted[50]);
+        assert!(admitted[500]);
         assert_eq!(a.admitted(10 * MS), 5);
-        assert_eq!(a.slots(), 20);
+        assert_eq!(a.slots(), 4);
         // A dropped precise timer frees its place.
         a.release(10 * MS + 2_000);
         assert_eq!(a.admitted(10 * MS), 4);
-        assert!(a.try_admit(10 * MS + 99_999, 5));
-        assert!(!a.try_admit(10 * MS + 99_999, 5));
+        assert!(a.try_admit(10 * MS + 999_999, 5));
+        assert!(!a.try_admit(10 * MS + 999_999, 5));
         // Slots that ended are forgotten; a full refusal leaves no empty slot.
         a.forget_before(11 * MS);
-        assert_eq!(a.slots(), 10);
+        assert_eq!(a.slots(), 3);
         assert_eq!(a.admitted(10 * MS), 0);
         assert!(!a.try_admit(50 * MS, 0));
-        assert_eq!(a.slots(), 10);
+        assert_eq!(a.slots(), 3);
         a.release(50 * MS); // nothing admitted there: no effect
-        assert_eq!(a.slots(), 10);
+        assert_eq!(a.slots(), 3);
     }
 
-    /// Two rounds of 1,000 deadlines 2 µs apart on a simulated executor that
+    /// Two rounds of 2,000 deadlines 2 µs apart on a simulated executor that
     /// polls one task per 3 µs (so it falls behind): the lead learned in the
     /// first round's quiet start is not fed by the queue, and the second
     /// round arms with the same lead as the first.
@@ -1395,7 +1395,7 @@ mod tests {
             let mut precise = 0;
             let mut backlog = 0u64;
             let mut free_at = 0u64; // the executor's next free instant
-            for i in 0..1_000u64 {
+            for i in 0..2_000u64 {
                 let deadline = start + i * 2_000;
                 let lead = lat.arm(MS);
                 if i == 0 {
@@ -1417,9 +1417,9 @@ mod tests {
                 cap.observe(3_000);
             }
             admission.forget_before(start + 10 * MS);
-            // 20 slots of 100 µs; from the first measured cost (3 µs) on,
-            // 16 precise per slot.
-            assert_eq!(precise, 20 * 16);
+            // 4 slots of 1 ms; from the first measured cost (3 µs) on,
+            // 166 precise per slot.
+            assert_eq!(precise, 4 * 166);
         }
         assert_eq!(leads, vec![quiet_lead, quiet_lead]);
         assert_eq!(lat.lead_ns(MS), quiet_lead);
