@@ -29,7 +29,8 @@ import asyncio
 import platform
 import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, List, Optional, TextIO, Tuple
+import functools
+from typing import Any, Awaitable, Callable, Coroutine, List, Optional, TextIO, Tuple
 
 import keeptime
 import keeptime.asyncio as kta
@@ -97,13 +98,13 @@ def summarize(c: Cell) -> Summary:
     )
 
 
-def _measured(loop: asyncio.AbstractEventLoop, main: Callable[[], Awaitable[List[int]]]) -> Cell:
+def _measured(loop: asyncio.AbstractEventLoop, main: Callable[[], Coroutine[Any, Any, List[int]]]) -> Cell:
     cpu0, wall0 = time.process_time_ns(), time.monotonic_ns()
-    errors = loop.run_until_complete(main())  # type: ignore[arg-type]
+    errors = loop.run_until_complete(main())
     return Cell(errors, time.process_time_ns() - cpu0, time.monotonic_ns() - wall0)
 
 
-def _blocking(d: int, n: int) -> Cell:
+def _blocking(n: int, d: int) -> Cell:
     mono, sleep, secs = time.monotonic_ns, keeptime.sleep, d / 1e9
     errors = []
     cpu0, wall0 = time.process_time_ns(), mono()
@@ -114,7 +115,7 @@ def _blocking(d: int, n: int) -> Cell:
     return Cell(errors, time.process_time_ns() - cpu0, mono() - wall0)
 
 
-def _single(loop: asyncio.AbstractEventLoop, until: SleepUntil, d: int, n: int) -> Cell:
+def _single(n: int, loop: asyncio.AbstractEventLoop, until: SleepUntil, d: int) -> Cell:
     mono = time.monotonic_ns
 
     async def main() -> List[int]:
@@ -284,11 +285,11 @@ def _run(lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: C
     for d in DURATIONS_NS:
         per_round = max(5, int(SAMPLES[d] * scale) // ROUNDS)
         methods: List[Tuple[str, str, Callable[[int], Cell]]] = [
-            ("plain thread", "keeptime.sleep (blocking)", lambda n, d=d: _blocking(d, n))
+            ("plain thread", "keeptime.sleep (blocking)", functools.partial(_blocking, d=d))
         ]
         for name, loop in lps:
             for label, until in SLEEPS:
-                methods.append((name, label, lambda n, lp=loop, u=until, d=d: _single(lp, u, d, n)))
+                methods.append((name, label, functools.partial(_single, loop=loop, until=until, d=d)))
         for _, _, fn in methods:
             fn(20)  # warm-up: margins and leads learned
         cells = [Cell() for _ in methods]

@@ -86,6 +86,32 @@ def test_a_thousand_concurrent_sleeps_finish_never_early(new_loop):
 
 
 @pytest.mark.parametrize("new_loop", loops())
+def test_bursts_past_capacity_complete_never_early_two_rounds(new_loop):
+    """1,000 deadlines 5 µs apart, twice on the same loop: past the waiter's
+    capacity most sleeps await the loop's own timer; each task checks its own
+    clock after ``await``."""
+
+    async def one(deadline):
+        await kta.sleep_until_ns(deadline)
+        return time.monotonic_ns() >= deadline
+
+    async def main():
+        for _ in range(2):
+            start = time.monotonic_ns() + 20_000_000
+            results = await asyncio.gather(*(one(start + i * 5_000) for i in range(1000)))
+            assert len(results) == 1000 and all(results)
+            assert kta._waiter_state()[0] == 0
+
+    _, _, armed0, coarse0 = keeptime._keeptime._waiter_capacity()
+    run(new_loop, main())
+    cap, cost, armed, coarse = keeptime._keeptime._waiter_capacity()
+    assert cap == kta.capacity() and isinstance(cap, int) and cap >= 1
+    assert cost >= 1
+    # Every one of the 2,000 sleeps was armed with the waiter or counted coarse.
+    assert (armed - armed0) + (coarse - coarse0) >= 2000
+
+
+@pytest.mark.parametrize("new_loop", loops())
 def test_cancellation_disarms_the_timer(new_loop):
     async def main():
         task = asyncio.ensure_future(kta.sleep(30))
