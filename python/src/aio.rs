@@ -68,9 +68,6 @@ struct SignalInner {
     /// Decaying maximum of the loop's round trip (yield, other ready tasks,
     /// back), ns: the finishing spin, so a sleep never ends a round late.
     round_ns: AtomicU64,
-    /// Decaying minimum of the round trip, ns: the loop's own cost of one
-    /// step of a sleep, counted in the waiter's capacity.
-    min_round_ns: AtomicU64,
 }
 
 /// A loop's first round-trip estimate, ns.
@@ -83,9 +80,6 @@ impl SignalInner {
         let est = self.round_ns.load(Ordering::Relaxed);
         let next = ns.max(est - est / 16).min(MAX_FINISH_SPIN_NS);
         self.round_ns.store(next, Ordering::Relaxed);
-        let low = self.min_round_ns.load(Ordering::Relaxed);
-        let next_low = ns.min(low + low / 16 + 1);
-        self.min_round_ns.store(next_low, Ordering::Relaxed);
     }
 }
 
@@ -123,7 +117,6 @@ impl LoopSignal {
                 fired: Mutex::new(Vec::new()),
                 latency: WakeLatency::new(),
                 round_ns: AtomicU64::new(INITIAL_ROUND_NS),
-                min_round_ns: AtomicU64::new(INITIAL_ROUND_NS),
             }),
         })
     }
@@ -237,8 +230,6 @@ impl AsyncSleep {
         }
         let spin = self.signal.round_ns.load(Ordering::Relaxed);
         self.wait.set_finish_spin_ns(spin);
-        self.wait
-            .set_poll_overhead_ns(self.signal.min_round_ns.load(Ordering::Relaxed));
         match self.wait.poll(&self.signal.latency, &self.waker) {
             Progress::Ready(now) => {
                 self.woke_ns = now;

@@ -71,6 +71,11 @@ pub const MAX_LEAD_NS: u64 = 200_000;
 /// with their own spin, and the waiter saves an OS wait and a spin per timer.
 pub const BATCH_NS: u64 = 4_000;
 
+/// The waiter waits for a coarse timer until this after its wake time, so
+/// that one OS wake-up fires the coarse timers of the next 50 µs together
+/// (far inside the runtime's own millisecond timer).
+pub const COARSE_SLACK_NS: u64 = 50_000;
+
 /// Deadlines are admitted as precise per slot of this length
 /// ([`Admission`]): [`Capacity::per_slot`] of them per slot.
 pub const SLOT_NS: u64 = 1_000_000;
@@ -193,13 +198,15 @@ pub fn learns_latency(first_in_batch: bool, backlog_before: u64) -> bool {
 /// What the waiter waits for next, from the earliest precise and coarse wake
 /// times: the precise one with its sleeper (OS wait, then spin) unless a
 /// coarse one is due more than [`MAX_LEAD_NS`] before it, which it waits for
-/// with a plain OS wait (no spin). `None`: nothing armed, park.
+/// with a plain OS wait (no spin) until [`COARSE_SLACK_NS`] after it.
+/// `None`: nothing armed, park.
 pub fn plan(precise_ns: Option<u64>, coarse_ns: Option<u64>) -> Option<Plan> {
+    let slack = |c: u64| Some(Plan::Coarse(c.saturating_add(COARSE_SLACK_NS)));
     match (precise_ns, coarse_ns) {
         (None, None) => None,
         (Some(p), None) => Some(Plan::Precise(p)),
-        (None, Some(c)) => Some(Plan::Coarse(c)),
-        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => Some(Plan::Coarse(c)),
+        (None, Some(c)) => slack(c),
+        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => slack(c),
         (Some(p), Some(_)) => Some(Plan::Precise(p)),
     }
 }
@@ -217,9 +224,10 @@ pub enum Plan {
 ///
 /// A sample is what one precise deadline cost: the waiter thread's CPU time
 /// since its previous batch (its OS wait, margin spin and firing) divided by
-/// the precise timers of its batch, plus every poll of the task from the
-/// firing to the end (and the binding's per-poll overhead,
-/// [`PreciseWait::set_poll_overhead_ns`]). The cost is a moving average,
+/// the precise timers of its batch, plus the task's whole finish, from the
+/// start of its first poll after the firing to the end (its yields keep an
+/// executor thread busy all along when nothing else is ready; the spin).
+/// The cost is a moving average,
 /// `(15·cost + s) / 16` where `s` is the sample clamped to
 /// `[cost/2, 2·cost]` (one preempted poll moves it by at most 1/16); the
 /// first sample replaces [`DEFAULT_COST_NS`]; samples are capped at
@@ -881,12 +889,12 @@ pub struct PreciseWait {
     armed_remaining_ns: u64,
     armed_lead_ns: u64,
     finish_spin_ns: u64,
-    poll_overhead_ns: u64,
     /// Coarse waits are the caller's ([`PreciseWait::set_caller_coarse`]).
     caller_coarse: bool,
-    /// The cost of this deadline so far, from its precise timer's firing;
-    /// `None` while no precise timer fired (or after a coarse one was armed).
-    cost_ns: Option<u64>,
+    /// The waiter's cost of this deadline's precise timer and the start of
+    /// the first poll after it fired; `None` while no precise timer fired
+    /// (or after a coarse one was armed).
+    finish: Option<(u64, u64)>,
 }
 
 /// The outcome of [`PreciseWait::poll`].
@@ -909,9 +917,8 @@ impl PreciseWait {
             armed_remaining_ns: 0,
             armed_lead_ns: 0,
             finish_spin_ns: FINISH_SPIN_NS,
-            poll_overhead_ns: 0,
             caller_coarse: false,
-            cost_ns: None,
+            finish: None,
         }
     }
 
@@ -921,13 +928,6 @@ impl PreciseWait {
     /// to that round trip, or its sleeps end late by one round.
     pub fn set_finish_spin_ns(&mut self, ns: u64) {
         self.finish_spin_ns = ns.clamp(FINISH_SPIN_NS, MAX_FINISH_SPIN_NS);
-    }
-
-    /// Sets the executor's own cost of one poll, beyond the poll itself
-    /// (default 0; an event loop's step costs several µs of its own). Added
-    /// to the measured cost of a precise deadline per poll ([`Capacity`]).
-    pub fn set_poll_overhead_ns(&mut self, ns: u64) {
-        self.poll_overhead_ns = ns.min(MAX_COST_NS);
     }
 
     /// Leaves coarse waits to the caller (default: the waiter's coarse
@@ -971,17 +971,14 @@ impl PreciseWait {
     pub fn poll(&mut self, latency: &WakeLatency, waker: &Waker) -> Progress {
         let start = crate::os::monotonic_ns();
         let progress = self.step(latency, waker, start);
-        if let Some(cost) = self.cost_ns.as_mut() {
-            let end = match progress {
-                Progress::Ready(t) => t,
-                Progress::Pending(_) => crate::os::monotonic_ns(),
-            };
-            *cost += end.saturating_sub(start) + self.poll_overhead_ns;
-            if matches!(progress, Progress::Ready(_)) {
-                let c = *cost;
-                self.cost_ns = None;
-                core().capacity().observe(c);
-            }
+        if let (Progress::Ready(end), Some((fire_cost, first_poll))) = (progress, self.finish) {
+            // The waiter's share plus the whole finish, from the first poll
+            // after the firing to the end: the yields' polls, the executor's
+            // rounds between them and the spin.
+            self.finish = None;
+            core()
+                .capacity()
+                .observe(fire_cost.saturating_add(end.saturating_sub(first_poll)));
         }
         progress
     }
@@ -999,7 +996,7 @@ impl PreciseWait {
                                 latency.observe(self.armed_remaining_ns, now.saturating_sub(fired));
                             }
                             if t.is_precise() {
-                                self.cost_ns = Some(fire_cost);
+                                self.finish = Some((fire_cost, start));
                             }
                         }
                         TimerState::Fired {
@@ -1055,7 +1052,7 @@ impl PreciseWait {
                     let precise = admit(self.deadline_ns, lead);
                     self.armed_remaining_ns = remaining;
                     if !precise {
-                        self.cost_ns = None;
+                        self.finish = None;
                         if self.caller_coarse {
                             self.armed_lead_ns = 0;
                             return Progress::Pending(Step::Arm { lead_ns: 0 });
@@ -1301,7 +1298,11 @@ mod tests {
         assert!(fires(u64::MAX, true, u64::MAX - 1));
         assert_eq!(plan(None, None), None);
         assert_eq!(plan(Some(MS), None), Some(Plan::Precise(MS)));
-        assert_eq!(plan(None, Some(MS)), Some(Plan::Coarse(MS)));
+        assert_eq!(
+            plan(None, Some(MS)),
+            Some(Plan::Coarse(MS + COARSE_SLACK_NS))
+        );
+        assert_eq!(plan(None, Some(u64::MAX)), Some(Plan::Coarse(u64::MAX)));
         // A coarse timer due just before a precise one rides on its precise wait.
         assert_eq!(
             plan(Some(MS), Some(MS - MAX_LEAD_NS)),
@@ -1309,7 +1310,7 @@ mod tests {
         );
         assert_eq!(
             plan(Some(MS), Some(MS - MAX_LEAD_NS - 1)),
-            Some(Plan::Coarse(MS - MAX_LEAD_NS - 1))
+            Some(Plan::Coarse(MS - MAX_LEAD_NS - 1 + COARSE_SLACK_NS))
         );
         assert_eq!(plan(Some(MS), Some(2 * MS)), Some(Plan::Precise(MS)));
     }
