@@ -183,7 +183,7 @@ async def _next_tick(ticker: Ticker) -> Tick:
 
 def capacity() -> int:
     """The waiter's stated capacity: how many deadlines per second it serves
-    precisely on this host (``keeptime::waiter::capacity()``: half a CPU
+    precisely on this host (``keeptime::waiter::capacity()``: a quarter CPU
     second over the learned cost of one precise deadline, the loop's own steps
     included). Past it, sleeps degrade to the loop's own timer.
 

@@ -28,7 +28,7 @@
 //!   ([`learns_latency`]): under load the delay is queueing, not latency, and
 //!   a lead learned from it would make every later sleep yield for longer.
 //! * **The capacity** ([`capacity`]) is how many deadlines per second the
-//!   waiter and the executors serve precisely: half a CPU second divided by
+//!   waiter and the executors serve precisely: a quarter CPU second divided by
 //!   the measured cost of one precise deadline ([`Capacity`]). Each
 //!   [`SLOT_NS`] of deadlines admits that many precise timers
 //!   ([`Admission`]); the rest are *coarse*: woken at their deadline by a
@@ -72,9 +72,10 @@ pub const MAX_LEAD_NS: u64 = 200_000;
 pub const BATCH_NS: u64 = 4_000;
 
 /// The waiter waits for a coarse timer until this after its wake time, so
-/// that one OS wake-up fires the coarse timers of the next 50 µs together
-/// (far inside the runtime's own millisecond timer).
-pub const COARSE_SLACK_NS: u64 = 50_000;
+/// that one OS wake-up fires the coarse timers of the next 250 µs together
+/// and the executor's threads are woken a few thousand times a second, not
+/// once per deadline (still inside the runtime's own millisecond timer).
+pub const COARSE_SLACK_NS: u64 = 250_000;
 
 /// Deadlines are admitted as precise per slot of this length
 /// ([`Admission`]): [`Capacity::per_slot`] of them per slot.
@@ -93,7 +94,7 @@ pub const MAX_COST_NS: u64 = 1_000_000;
 /// The share of one CPU the precise deadlines may use (ppm): the capacity is
 /// this share of a second divided by the cost of one deadline, so that the
 /// waker-to-poll queue stays well inside the lead.
-pub const CAPACITY_SHARE_PPM: u64 = 500_000;
+pub const CAPACITY_SHARE_PPM: u64 = 250_000;
 
 /// The longest finishing spin a caller may configure
 /// ([`PreciseWait::set_finish_spin_ns`]): for event loops whose round trip
@@ -196,17 +197,17 @@ pub fn learns_latency(first_in_batch: bool, backlog_before: u64) -> bool {
 }
 
 /// What the waiter waits for next, from the earliest precise and coarse wake
-/// times: the precise one with its sleeper (OS wait, then spin) unless a
-/// coarse one is due more than [`MAX_LEAD_NS`] before it, which it waits for
-/// with a plain OS wait (no spin) until [`COARSE_SLACK_NS`] after it.
-/// `None`: nothing armed, park.
+/// times `p` and `c`: a plain OS wait (no spin) until `c + COARSE_SLACK_NS`
+/// if that comes more than [`MAX_LEAD_NS`] before `p` (or there is no `p`),
+/// else the precise wait for `p` with its sleeper (OS wait, then spin), the
+/// coarse timers due by then firing with it. `None`: nothing armed, park.
 pub fn plan(precise_ns: Option<u64>, coarse_ns: Option<u64>) -> Option<Plan> {
-    let slack = |c: u64| Some(Plan::Coarse(c.saturating_add(COARSE_SLACK_NS)));
-    match (precise_ns, coarse_ns) {
+    let coarse = coarse_ns.map(|c| c.saturating_add(COARSE_SLACK_NS));
+    match (precise_ns, coarse) {
         (None, None) => None,
         (Some(p), None) => Some(Plan::Precise(p)),
-        (None, Some(c)) => slack(c),
-        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => slack(c),
+        (None, Some(c)) => Some(Plan::Coarse(c)),
+        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => Some(Plan::Coarse(c)),
         (Some(p), Some(_)) => Some(Plan::Precise(p)),
     }
 }
@@ -1303,15 +1304,17 @@ mod tests {
             Some(Plan::Coarse(MS + COARSE_SLACK_NS))
         );
         assert_eq!(plan(None, Some(u64::MAX)), Some(Plan::Coarse(u64::MAX)));
-        // A coarse timer due just before a precise one rides on its precise wait.
+        // A coarse timer due (with its slack) just before a precise one
+        // rides on its precise wait.
         assert_eq!(
-            plan(Some(MS), Some(MS - MAX_LEAD_NS)),
+            plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS)),
             Some(Plan::Precise(MS))
         );
         assert_eq!(
-            plan(Some(MS), Some(MS - MAX_LEAD_NS - 1)),
-            Some(Plan::Coarse(MS - MAX_LEAD_NS - 1 + COARSE_SLACK_NS))
+            plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS - 1)),
+            Some(Plan::Coarse(MS - MAX_LEAD_NS - 1))
         );
+        assert_eq!(plan(Some(MS), Some(MS)), Some(Plan::Precise(MS)));
         assert_eq!(plan(Some(MS), Some(2 * MS)), Some(Plan::Precise(MS)));
     }
 
@@ -1323,25 +1326,25 @@ mod tests {
     }
 
     #[test]
-    fn capacity_is_half_a_cpu_second_over_the_moving_cost() {
+    fn capacity_is_a_quarter_cpu_second_over_the_moving_cost() {
         let mut c = Capacity::new();
         assert_eq!(c.cost_ns(), DEFAULT_COST_NS);
-        assert_eq!(c.per_second(), 50_000);
-        assert_eq!(c.per_slot(), 50);
+        assert_eq!(c.per_second(), 25_000);
+        assert_eq!(c.per_slot(), 25);
         c.observe(4_000); // the first sample replaces the default
         assert_eq!((c.cost_ns(), c.samples()), (4_000, 1));
-        assert_eq!(c.per_second(), 125_000);
-        assert_eq!(c.per_slot(), 125);
+        assert_eq!(c.per_second(), 62_500);
+        assert_eq!(c.per_slot(), 62);
         c.observe(6_000); // (15·4000 + 6000) / 16
         assert_eq!(c.cost_ns(), 4_125);
-        assert_eq!(c.per_second(), 121_212);
+        assert_eq!(c.per_second(), 60_606);
         c.observe(u64::MAX); // a spike counts as twice the cost
         assert_eq!(c.cost_ns(), (4_125 * 15 + 8_250) / 16);
         c.observe(0); // and a dip as half
         assert_eq!(c.cost_ns(), (4_382 * 15 + 2_191) / 16);
         let mut slow = Capacity::new();
         slow.observe(u64::MAX); // capped at MAX_COST_NS
-        assert_eq!((slow.per_second(), slow.per_slot()), (500, 1));
+        assert_eq!((slow.per_second(), slow.per_slot()), (250, 1));
     }
 
     #[test]
@@ -1419,8 +1422,8 @@ mod tests {
             }
             admission.forget_before(start + 10 * MS);
             // 4 slots of 1 ms; from the first measured cost (3 µs) on,
-            // 166 precise per slot.
-            assert_eq!(precise, 4 * 166);
+            // 83 precise per slot.
+            assert_eq!(precise, 4 * 83);
         }
         assert_eq!(leads, vec![quiet_lead, quiet_lead]);
         assert_eq!(lat.lead_ns(MS), quiet_lead);
