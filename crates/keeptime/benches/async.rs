@@ -433,12 +433,13 @@ fn main() {
     let cap_met = stats.capacity_per_s >= 20_000;
     all_met &= cap_met;
     println!(
-        "\nstated capacity keeptime::waiter::capacity() = {} deadlines/s (cost {} per precise deadline) ≥ 20,000/s: {}; timers armed {}, of them coarse {}",
+        "\nstated capacity keeptime::waiter::capacity() = {} deadlines/s (cost {} per precise deadline) ≥ 20,000/s: {}; timers armed {}, of them coarse {}; backlog now {}",
         stats.capacity_per_s,
         fmt_ns(stats.cost_ns as i64),
         ok(cap_met),
         stats.armed,
-        stats.coarse
+        stats.coarse,
+        stats.backlog
     );
     println!("all targets: {}", ok(all_met));
 }

@@ -621,7 +621,8 @@ fn run_waiter() {
                 _ => continue,
             },
         };
-        let (due, precise, first_precise_learns) = {
+        let cpu = crate::os::thread_cpu_ns();
+        let due = {
             let mut q = core.lock();
             let mut due = Vec::new();
             while let Some(entry) = q.precise.first_entry() {
@@ -640,19 +641,22 @@ fn run_waiter() {
             q.fired += due.len() as u64;
             q.admission.forget_before(now);
             let before = core.backlog.fetch_add(due.len() as u64, Ordering::Relaxed);
-            (due, precise, precise > 0 && learns_latency(true, before))
+            let learns = precise > 0 && learns_latency(true, before);
+            let fire_cost_ns = cpu.saturating_sub(cpu_mark) / (precise.max(1) as u64);
+            // Marked fired under the lock: a timer dropped from here on (it
+            // is no longer in the queue) sees that it fired and leaves the
+            // backlog itself.
+            for (i, shared) in due.iter().enumerate() {
+                shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
+                shared.learn.store(i == 0 && learns, Ordering::Relaxed);
+                shared.fired_at.store(now.max(1), Ordering::SeqCst);
+            }
+            due
         };
-        let cpu = crate::os::thread_cpu_ns();
-        let fire_cost_ns = cpu.saturating_sub(cpu_mark) / (precise.max(1) as u64);
         cpu_mark = cpu;
-        for (i, shared) in due.into_iter().enumerate() {
-            shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
-            shared
-                .learn
-                .store(i == 0 && first_precise_learns, Ordering::Relaxed);
-            // fired_at first, then the waker: a task that installs a new
-            // waker and then sees fired_at == 0 is sure to be woken with it.
-            shared.fired_at.store(now.max(1), Ordering::SeqCst);
+        // fired_at first, then the waker: a task that installs a new waker
+        // and then sees fired_at == 0 is sure to be woken with it.
+        for shared in due {
             let waker = shared
                 .waker
                 .lock()
