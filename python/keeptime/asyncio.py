@@ -69,11 +69,15 @@ _DONE, _YIELD, _WAIT, _COARSE = 0, 1, 2, 3
 class _LoopTimers:
     """One loop's wake-up channel and the futures its sleeps await."""
 
-    __slots__ = ("signal", "futures", "__weakref__")
+    __slots__ = ("signal", "futures", "early_ns", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.signal = _keeptime._LoopSignal()
         self.futures: Dict[int, asyncio.Future[None]] = {}
+        #: How early the loop's own timer has returned (uvloop's millisecond
+        #: clock can be up to 1 ms behind): coarse waits ask for this much
+        #: more, so they do not end in a chain of ever shorter early waits.
+        self.early_ns = 0
         loop.add_reader(self.signal.fileno(), self._fired)
 
     def _fired(self) -> None:
@@ -109,11 +113,16 @@ async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
     if step == _YIELD:
         await _yield()
         return
-    if step == _COARSE:
-        await asyncio.sleep(max(wait.deadline_ns - time.monotonic_ns(), 0) / 1e9)
-        return
     loop = asyncio.get_running_loop()
     timers = _timers_of(loop)
+    if step == _COARSE:
+        deadline = wait.deadline_ns
+        await asyncio.sleep(max(deadline - time.monotonic_ns() + timers.early_ns, 0) / 1e9)
+        early = deadline - time.monotonic_ns()
+        # A decaying maximum, capped at 2 ms: one early return raises it, and
+        # it decays by 1/16 per coarse wait that was not early.
+        timers.early_ns = min(max(early, timers.early_ns - timers.early_ns // 16), 2_000_000)
+        return
     fut: asyncio.Future[None] = loop.create_future()
     timers.futures[wait.id] = fut
     try:
