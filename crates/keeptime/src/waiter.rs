@@ -224,8 +224,8 @@ pub enum Plan {
 /// The learned cost of one precise deadline and the capacity it implies.
 ///
 /// A sample is what one precise deadline cost: the waiter thread's CPU time
-/// since its previous batch (its OS wait, margin spin and firing) divided by
-/// the precise timers of its batch, plus the task's whole finish, from the
+/// in its precise waits (OS wait and margin spin) since its previous batch
+/// with precise timers, divided by the precise timers of its batch, plus the task's whole finish, from the
 /// start of its first poll after the firing to the end (its yields keep an
 /// executor thread busy all along when nothing else is ready; the spin).
 /// The cost is a moving average,
@@ -589,8 +589,8 @@ fn run_waiter() {
     };
     wait.prepare_thread();
     let mut sleeper = Sleeper::builder().build_with(wait);
-    // The waiter's CPU time at its last batch.
-    let mut cpu_mark = crate::os::thread_cpu_ns();
+    // The waiter's CPU time in precise waits since its last precise batch.
+    let mut precise_cpu = 0u64;
     loop {
         let next = {
             let mut q = core.lock();
@@ -611,7 +611,10 @@ fn run_waiter() {
         // plan again from the new queue.
         let now = match next {
             Plan::Precise(target) => {
-                match sleeper.sleep_until_ns_interruptible(target, &mut || false) {
+                let cpu0 = crate::os::thread_cpu_ns();
+                let woke = sleeper.sleep_until_ns_interruptible(target, &mut || false);
+                precise_cpu += crate::os::thread_cpu_ns().saturating_sub(cpu0);
+                match woke {
                     Ok(now) => now,
                     Err(_) => continue,
                 }
@@ -621,7 +624,6 @@ fn run_waiter() {
                 _ => continue,
             },
         };
-        let cpu = crate::os::thread_cpu_ns();
         let due = {
             let mut q = core.lock();
             let mut due = Vec::new();
@@ -642,7 +644,10 @@ fn run_waiter() {
             q.admission.forget_before(now);
             let before = core.backlog.fetch_add(due.len() as u64, Ordering::Relaxed);
             let learns = precise > 0 && learns_latency(true, before);
-            let fire_cost_ns = cpu.saturating_sub(cpu_mark) / (precise.max(1) as u64);
+            let fire_cost_ns = precise_cpu / (precise.max(1) as u64);
+            if precise > 0 {
+                precise_cpu = 0;
+            }
             // Marked fired under the lock: a timer dropped from here on (it
             // is no longer in the queue) sees that it fired and leaves the
             // backlog itself.
@@ -653,7 +658,6 @@ fn run_waiter() {
             }
             due
         };
-        cpu_mark = cpu;
         // fired_at first, then the waker: a task that installs a new waker
         // and then sees fired_at == 0 is sure to be woken with it.
         for shared in due {
