@@ -91,6 +91,16 @@ pub const DEFAULT_COST_NS: u64 = 10_000;
 /// The largest cost sample taken as it is, ns (a preempted poll is not a cost).
 pub const MAX_COST_NS: u64 = 1_000_000;
 
+/// The smallest cost sample taken as it is, ns: no deadline is served
+/// precisely for less (so the capacity never claims more than
+/// `CAPACITY_SHARE_PPM · 1000 / MIN_COST_NS` = 250 000 a second).
+pub const MIN_COST_NS: u64 = 1_000;
+
+/// A precise deadline that ends more than this late was not served
+/// precisely: instead of its (small) cost, the capacity learns a failure
+/// ([`Capacity::observe_late`]).
+pub const LATE_NS: u64 = 50_000;
+
 /// The share of one CPU the precise deadlines may use (ppm): the capacity is
 /// this share of a second divided by the cost of one deadline, so that the
 /// waker-to-poll queue stays well inside the lead.
@@ -231,8 +241,11 @@ pub enum Plan {
 /// The cost is a moving average,
 /// `(15·cost + s) / 16` where `s` is the sample clamped to
 /// `[cost/2, 2·cost]` (one preempted poll moves it by at most 1/16); the
-/// first sample replaces [`DEFAULT_COST_NS`]; samples are capped at
-/// [`MAX_COST_NS`].
+/// first sample replaces [`DEFAULT_COST_NS`]; samples are clamped to
+/// [`MIN_COST_NS`]`..=`[`MAX_COST_NS`]. A precise deadline that ended more than
+/// [`LATE_NS`] late is a failure, not a cost ([`observe_late`](Self::observe_late)):
+/// otherwise a saturated waiter, whose late tasks finish at once, would
+/// measure tiny costs and admit ever more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capacity {
     cost_ns: u64,
@@ -256,7 +269,7 @@ impl Capacity {
 
     /// One precise deadline cost `cost_ns`.
     pub fn observe(&mut self, cost_ns: u64) {
-        let c = cost_ns.clamp(1, MAX_COST_NS);
+        let c = cost_ns.clamp(MIN_COST_NS, MAX_COST_NS);
         self.cost_ns = if self.samples == 0 {
             c
         } else {
@@ -264,6 +277,13 @@ impl Capacity {
             (self.cost_ns * 15 + c) / 16
         };
         self.samples += 1;
+    }
+
+    /// A precise deadline ended more than [`LATE_NS`] late: the waiter or
+    /// the executor was saturated, whatever the deadline cost. Learned as a
+    /// sample of twice the current cost (the most one sample can raise it).
+    pub fn observe_late(&mut self) {
+        self.observe(self.cost_ns.saturating_mul(2));
     }
 
     /// The learned cost of one precise deadline, ns.
@@ -985,9 +1005,12 @@ impl PreciseWait {
             // after the firing to the end: the yields' polls, the executor's
             // rounds between them and the spin.
             self.finish = None;
-            core()
-                .capacity()
-                .observe(fire_cost.saturating_add(end.saturating_sub(first_poll)));
+            let mut cap = core().capacity();
+            if end.saturating_sub(self.deadline_ns) > LATE_NS {
+                cap.observe_late();
+            } else {
+                cap.observe(fire_cost.saturating_add(end.saturating_sub(first_poll)));
+            }
         }
         progress
     }
@@ -1350,6 +1373,18 @@ mod tests {
         assert_eq!(c.cost_ns(), (4_125 * 15 + 8_250) / 16);
         c.observe(0); // and a dip as half
         assert_eq!(c.cost_ns(), (4_382 * 15 + 2_191) / 16);
+        let cost = c.cost_ns();
+        c.observe_late(); // a late precise deadline: twice the cost
+        assert_eq!(c.cost_ns(), (cost * 15 + 2 * cost) / 16);
+        // Costs under MIN_COST_NS count as MIN_COST_NS.
+        let mut tiny = Capacity::new();
+        tiny.observe(3);
+        assert_eq!(tiny.cost_ns(), MIN_COST_NS);
+        assert_eq!(tiny.per_second(), 250_000);
+        for _ in 0..100 {
+            tiny.observe(0);
+        }
+        assert_eq!(tiny.cost_ns(), MIN_COST_NS);
         let mut slow = Capacity::new();
         slow.observe(u64::MAX); // capped at MAX_COST_NS
         assert_eq!((slow.per_second(), slow.per_slot()), (250, 1));
