@@ -103,26 +103,31 @@ def _yield() -> Generator[None, None, None]:
     yield
 
 
-def _start(deadline_ns: int) -> "_keeptime._AsyncSleep":
-    return _keeptime._AsyncSleep(_timers_of(asyncio.get_running_loop()).signal, deadline_ns)
+_mono = time.monotonic_ns
 
 
-async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
+async def _coarse(timers: _LoopTimers, deadline_ns: int) -> int:
+    """A coarse wait: the loop's own timer (``asyncio.sleep``) until the
+    deadline; returns the clock reading after it (which may still be before
+    the deadline: the caller steps again)."""
+    pad = timers.early_ns
+    await asyncio.sleep(max(deadline_ns - _mono() + pad, 0) / 1e9)
+    now = _mono()
+    early = deadline_ns - now
+    if early > 0 or pad:
+        # A decaying maximum, capped at 2 ms: an early return raises it, and
+        # it decays by 1/16 per coarse wait that was not early.
+        timers.early_ns = min(max(early, pad - pad // 16), 2_000_000)
+    return now
+
+
+async def _pause(wait: "_keeptime._AsyncSleep", step: int, timers: _LoopTimers) -> None:
     """What ``wait.step()`` asked for: one loop round, or the timer's firing.
     Cancellation (or the coroutine being closed) disarms the timer."""
     if step == _YIELD:
         await _yield()
         return
     loop = asyncio.get_running_loop()
-    timers = _timers_of(loop)
-    if step == _COARSE:
-        deadline = wait.deadline_ns
-        await asyncio.sleep(max(deadline - time.monotonic_ns() + timers.early_ns, 0) / 1e9)
-        early = deadline - time.monotonic_ns()
-        # A decaying maximum, capped at 2 ms: one early return raises it, and
-        # it decays by 1/16 per coarse wait that was not early.
-        timers.early_ns = min(max(early, timers.early_ns - timers.early_ns // 16), 2_000_000)
-        return
     fut: asyncio.Future[None] = loop.create_future()
     timers.futures[wait.id] = fut
     try:
@@ -144,10 +149,16 @@ async def sleep_until_ns(deadline_ns: int) -> int:
     """Sleep precisely until ``deadline_ns`` (a ``time.monotonic_ns()``
     reading) and return the first clock reading at or after it (never
     earlier). A past deadline returns at once, without yielding."""
-    wait = _start(deadline_ns)
+    timers = _timers_of(asyncio.get_running_loop())
+    wait = _keeptime._AsyncSleep(timers.signal, deadline_ns)
     step = wait.step()
     while step:
-        await _pause(wait, step)
+        if step == _COARSE:
+            now = await _coarse(timers, deadline_ns)
+            if now >= deadline_ns:
+                return now
+        else:
+            await _pause(wait, step, timers)
         step = wait.step()
     return wait.woke_ns
 
@@ -170,10 +181,15 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     if deadline is None:
         await _yield()
         return result
-    wait = _start(deadline)
+    timers = _timers_of(asyncio.get_running_loop())
+    wait = _keeptime._AsyncSleep(timers.signal, deadline)
     step = wait.step()
     while step:
-        await _pause(wait, step)
+        if step == _COARSE:
+            if await _coarse(timers, deadline) >= deadline:
+                return result
+        else:
+            await _pause(wait, step, timers)
         step = wait.step()
     return result
 

@@ -78,7 +78,7 @@ pub const BATCH_NS: u64 = 4_000;
 pub const COARSE_SLACK_NS: u64 = 250_000;
 
 /// Deadlines are admitted as precise per slot of this length
-/// ([`Admission`]): [`Capacity::per_slot`] of them per slot.
+/// ([`Admission`]): [`Capacity::per_slot_at`] of them per slot.
 pub const SLOT_NS: u64 = 1_000_000;
 
 /// More fired timers than this whose tasks were not polled yet: the executor
@@ -302,10 +302,17 @@ impl Capacity {
         (CAPACITY_SHARE_PPM * 1_000 / self.cost_ns.max(1)).max(1)
     }
 
-    /// Precise timers admitted per [`SLOT_NS`] of deadlines:
-    /// `CAPACITY_SHARE_PPM · SLOT_NS / 10⁶ / cost_ns` (at least 1).
-    pub fn per_slot(&self) -> u64 {
-        (CAPACITY_SHARE_PPM * SLOT_NS / 1_000_000 / self.cost_ns.max(1)).max(1)
+    /// Precise timers admitted in slot `slot` (deadlines in
+    /// `[slot·SLOT_NS, (slot+1)·SLOT_NS)`): with `r = CAPACITY_SHARE_PPM ·
+    /// SLOT_NS / 10⁶ / cost_ns` the slot's share of the capacity (a fraction),
+    /// `⌊(slot+1)·r⌋ − ⌊slot·r⌋`, so that any run of slots admits the
+    /// capacity to within one timer, also below one per slot.
+    pub fn per_slot_at(&self, slot: u64) -> u64 {
+        let num = u128::from(CAPACITY_SHARE_PPM) * u128::from(SLOT_NS) / 1_000_000;
+        let den = u128::from(self.cost_ns.max(1));
+        let upto = |k: u128| k * num / den;
+        let s = u128::from(slot);
+        (upto(s + 1) - upto(s)) as u64
     }
 }
 
@@ -524,7 +531,7 @@ pub fn capacity() -> u64 {
 /// otherwise counts a coarse one.
 fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
     let core = core();
-    let per_slot = core.capacity().per_slot();
+    let per_slot = core.capacity().per_slot_at(deadline_ns / SLOT_NS);
     let mut q = core.lock();
     let precise = lead_ns > 0 && q.admission.try_admit(deadline_ns, per_slot);
     if !precise {
@@ -724,7 +731,7 @@ impl Timer {
 
     /// Arms a timer for a sleep until `deadline_ns` that wants to be woken
     /// `lead_ns` before it: a precise timer at `deadline_ns − lead_ns` if the
-    /// deadline's slot admits one more ([`Admission`], [`Capacity::per_slot`]),
+    /// deadline's slot admits one more ([`Admission`], [`Capacity::per_slot_at`]),
     /// else (or with a zero lead) a coarse one at `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
         if admit(deadline_ns, lead_ns) {
@@ -1361,11 +1368,13 @@ mod tests {
         let mut c = Capacity::new();
         assert_eq!(c.cost_ns(), DEFAULT_COST_NS);
         assert_eq!(c.per_second(), 25_000);
-        assert_eq!(c.per_slot(), 25);
+        assert_eq!((c.per_slot_at(0), c.per_slot_at(7)), (25, 25));
         c.observe(4_000); // the first sample replaces the default
         assert_eq!((c.cost_ns(), c.samples()), (4_000, 1));
         assert_eq!(c.per_second(), 62_500);
-        assert_eq!(c.per_slot(), 62);
+        // 62.5 a slot: 62 and 63 in turn.
+        assert_eq!((c.per_slot_at(0), c.per_slot_at(1)), (62, 63));
+        assert_eq!((0..100).map(|k| c.per_slot_at(k)).sum::<u64>(), 6_250);
         c.observe(6_000); // (15·4000 + 6000) / 16
         assert_eq!(c.cost_ns(), 4_125);
         assert_eq!(c.per_second(), 60_606);
@@ -1387,7 +1396,11 @@ mod tests {
         assert_eq!(tiny.cost_ns(), MIN_COST_NS);
         let mut slow = Capacity::new();
         slow.observe(u64::MAX); // capped at MAX_COST_NS
-        assert_eq!((slow.per_second(), slow.per_slot()), (250, 1));
+        assert_eq!(slow.per_second(), 250);
+        // A quarter timer a slot: one precise timer in every fourth slot.
+        let slots: Vec<u64> = (0..8).map(|k| slow.per_slot_at(k)).collect();
+        assert_eq!(slots, vec![0, 0, 0, 1, 0, 0, 0, 1]);
+        assert_eq!(slow.per_slot_at(u64::MAX / SLOT_NS), 0);
     }
 
     #[test]
@@ -1448,7 +1461,7 @@ mod tests {
                 if i == 0 {
                     leads.push(lead);
                 }
-                if !admission.try_admit(deadline, cap.per_slot()) {
+                if !admission.try_admit(deadline, cap.per_slot_at(deadline / SLOT_NS)) {
                     continue;
                 }
                 precise += 1;
@@ -1465,8 +1478,9 @@ mod tests {
             }
             admission.forget_before(start + 10 * MS);
             // 4 slots of 1 ms; from the first measured cost (3 µs) on,
-            // 83 precise per slot.
-            assert_eq!(precise, 4 * 83);
+            // 83⅓ precise a slot: slots 10-13 admit ⌊14·250000/3000⌋ −
+            // ⌊10·250000/3000⌋ = 333, slots 20-23 admit 2000 − 1666 = 334.
+            assert_eq!(precise, [333, 334][round as usize]);
         }
         assert_eq!(leads, vec![quiet_lead, quiet_lead]);
         assert_eq!(lat.lead_ns(MS), quiet_lead);
