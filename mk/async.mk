@@ -1,15 +1,20 @@
-# Precise timers for async code: keeptime::tokio (crates/keeptime,
-# feature "tokio") and keeptime.asyncio (python/). Their tests run in
-# test-rust (the crate's self dev-dependency enables the feature) and
-# test-python; test-async-doc checks the feature's rustdoc (make test-rust
-# documents the crate without features).
+# Precise timers for async code: keeptime::tokio (crates/keeptime, feature
+# "tokio") and keeptime.asyncio (python/), over the core's process-wide
+# waiter (crates/keeptime/src/waiter.rs, spec/waiter.md; docs/async.md).
+# Their tests run in test-rust (the crate's self dev-dependency enables the
+# feature) and test-python; test-async-doc checks the feature's rustdoc (make
+# test-rust documents the crate without features).
 #
-#   make bench-async   tokio::time::sleep vs keeptime::tokio::sleep vs
-#                      block_in_place(keeptime::sleep), blocking keeptime::sleep
-#                      as the reference; 1,000 concurrent sleeps' CPU (~35 s)
+#   make bench-async   tokio::time::sleep vs keeptime::tokio::sleep, methods
+#                      interleaved: single sleeps of 250 µs-10 ms (blocking
+#                      keeptime::sleep and block_in_place as references), then
+#                      load rows (1,000-task bursts in two rounds, 10/100/1,000
+#                      tasks ticking at 1 kHz, 1,000 tasks sleeping 10 ms) with
+#                      the waiter's stated capacity and the targets (~90 s;
+#                      KEEPTIME_BENCH_SCALE=0.25 for a quicker, noisier run)
 #   make bench-async-python   python -m keeptime bench-async: asyncio.sleep vs
 #                      keeptime.asyncio.sleep (asyncio's loop and uvloop's),
-#                      blocking keeptime.sleep as the reference (~25 s)
+#                      the same rows and targets (~2-3 min)
 
 .PHONY: bench-async bench-async-python test-async-doc
 

@@ -26,6 +26,14 @@ estimator and spec as the blocking sleep's OS waits). Works with any loop
 that supports ``add_reader`` (asyncio's default selector loop on Linux and
 macOS, uvloop).
 
+Under load: the waiter serves precisely up to its stated capacity,
+:func:`capacity` deadlines per second on this host (learned from what a
+precise deadline costs the waiter and the loop). Past it, and while the loop
+is behind on the sleeps already woken, a sleep is *coarse*: it awaits the
+loop's own timer (``asyncio.sleep``) to its deadline and finishes in the
+next step, with no lead, no yield and no spin, so it degrades to exactly what
+``asyncio.sleep`` does, at its cost, and is still never early.
+
 Cancellation (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) raises
 ``CancelledError`` at once and disarms the timer.
 
@@ -51,21 +59,25 @@ from typing import Dict, Generator, Optional, TypeVar, overload
 from keeptime import _keeptime
 from keeptime._keeptime import Tick, Ticker
 
-__all__ = ["sleep", "sleep_until_ns"]
+__all__ = ["sleep", "sleep_until_ns", "capacity"]
 
 _T = TypeVar("_T")
 
-_DONE, _YIELD, _WAIT = 0, 1, 2
+_DONE, _YIELD, _WAIT, _COARSE = 0, 1, 2, 3
 
 
 class _LoopTimers:
     """One loop's wake-up channel and the futures its sleeps await."""
 
-    __slots__ = ("signal", "futures", "__weakref__")
+    __slots__ = ("signal", "futures", "early_ns", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.signal = _keeptime._LoopSignal()
         self.futures: Dict[int, asyncio.Future[None]] = {}
+        #: How early the loop's own timer has returned (uvloop's millisecond
+        #: clock can be up to 1 ms behind): coarse waits ask for this much
+        #: more, so they do not end in a chain of ever shorter early waits.
+        self.early_ns = 0
         loop.add_reader(self.signal.fileno(), self._fired)
 
     def _fired(self) -> None:
@@ -91,18 +103,31 @@ def _yield() -> Generator[None, None, None]:
     yield
 
 
-def _start(deadline_ns: int) -> "_keeptime._AsyncSleep":
-    return _keeptime._AsyncSleep(_timers_of(asyncio.get_running_loop()).signal, deadline_ns)
+_mono = time.monotonic_ns
 
 
-async def _pause(wait: "_keeptime._AsyncSleep", step: int) -> None:
+async def _coarse(timers: _LoopTimers, deadline_ns: int) -> int:
+    """A coarse wait: the loop's own timer (``asyncio.sleep``) until the
+    deadline; returns the clock reading after it (which may still be before
+    the deadline: the caller steps again)."""
+    pad = timers.early_ns
+    await asyncio.sleep(max(deadline_ns - _mono() + pad, 0) / 1e9)
+    now = _mono()
+    early = deadline_ns - now
+    if early > 0 or pad:
+        # A decaying maximum, capped at 2 ms: an early return raises it, and
+        # it decays by 1/16 per coarse wait that was not early.
+        timers.early_ns = min(max(early, pad - pad // 16), 2_000_000)
+    return now
+
+
+async def _pause(wait: "_keeptime._AsyncSleep", step: int, timers: _LoopTimers) -> None:
     """What ``wait.step()`` asked for: one loop round, or the timer's firing.
     Cancellation (or the coroutine being closed) disarms the timer."""
     if step == _YIELD:
         await _yield()
         return
     loop = asyncio.get_running_loop()
-    timers = _timers_of(loop)
     fut: asyncio.Future[None] = loop.create_future()
     timers.futures[wait.id] = fut
     try:
@@ -124,10 +149,16 @@ async def sleep_until_ns(deadline_ns: int) -> int:
     """Sleep precisely until ``deadline_ns`` (a ``time.monotonic_ns()``
     reading) and return the first clock reading at or after it (never
     earlier). A past deadline returns at once, without yielding."""
-    wait = _start(deadline_ns)
+    timers = _timers_of(asyncio.get_running_loop())
+    wait = _keeptime._AsyncSleep(timers.signal, deadline_ns)
     step = wait.step()
     while step:
-        await _pause(wait, step)
+        if step == _COARSE:
+            now = await _coarse(timers, deadline_ns)
+            if now >= deadline_ns:
+                return now
+        else:
+            await _pause(wait, step, timers)
         step = wait.step()
     return wait.woke_ns
 
@@ -150,10 +181,15 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     if deadline is None:
         await _yield()
         return result
-    wait = _start(deadline)
+    timers = _timers_of(asyncio.get_running_loop())
+    wait = _keeptime._AsyncSleep(timers.signal, deadline)
     step = wait.step()
     while step:
-        await _pause(wait, step)
+        if step == _COARSE:
+            if await _coarse(timers, deadline) >= deadline:
+                return result
+        else:
+            await _pause(wait, step, timers)
         step = wait.step()
     return result
 
@@ -168,6 +204,18 @@ async def _next_tick(ticker: Ticker) -> Tick:
         tick = ticker._woke(step, woke)
         if tick is not None:
             return tick
+
+
+def capacity() -> int:
+    """The waiter's stated capacity: how many deadlines per second it serves
+    precisely on this host (``keeptime::waiter::capacity()``: a quarter CPU
+    second over the learned cost of one precise deadline, the loop's own steps
+    included). Past it, sleeps degrade to the loop's own timer.
+
+    >>> capacity() > 0
+    True
+    """
+    return _keeptime._waiter_capacity()[0]
 
 
 def _waiter_state() -> "tuple[int, bool]":

@@ -14,6 +14,12 @@
 //! 5-20 µs of Python on the project VM, so spinning less would only end the
 //! sleep a round late; the round trip is learned per loop (a decaying
 //! maximum, 4-50 µs), and it is the longest one sleep holds the loop.
+//!
+//! Past the waiter's capacity (`keeptime::waiter::capacity`), or while the
+//! loop is behind on the sleeps already fired, a sleep is *coarse*: no timer
+//! with the waiter, `step()` answers 3 and the coroutine awaits the loop's
+//! own timer (`asyncio.sleep`) to its deadline, then finishes as usual: it
+//! degrades to exactly the loop's own timer, at its cost.
 
 use keeptime::waiter::{
     PreciseWait, Progress, Step, WakeLatency, FINISH_SPIN_NS, MAX_FINISH_SPIN_NS,
@@ -175,6 +181,7 @@ impl Wake for SleepWake {
 const DONE: u8 = 0;
 const YIELD: u8 = 1;
 const WAIT: u8 = 2;
+const COARSE: u8 = 3;
 
 /// One precise asyncio sleep: `keeptime.asyncio` calls `step()` each time
 /// the coroutine runs and does what it answers.
@@ -196,8 +203,10 @@ impl AsyncSleep {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let inner = Arc::clone(&signal.inner);
+        let mut wait = PreciseWait::new(deadline_ns);
+        wait.set_caller_coarse(true);
         AsyncSleep {
-            wait: PreciseWait::new(deadline_ns),
+            wait,
             waker: Waker::from(Arc::new(SleepWake {
                 id,
                 signal: Arc::clone(&inner),
@@ -211,7 +220,8 @@ impl AsyncSleep {
 
     /// 0: done (``woke_ns`` is the first clock reading at or past the
     /// deadline); 1: yield to the loop once and call again; 2: await the
-    /// future registered under ``id`` (the timer is armed).
+    /// future registered under ``id`` (the timer is armed); 3: coarse, await
+    /// the loop's own timer until ``deadline_ns`` and call again.
     fn step(&mut self) -> u8 {
         if self.yielded_at_ns != 0 {
             let round = keeptime::os::monotonic_ns().saturating_sub(self.yielded_at_ns);
@@ -229,6 +239,7 @@ impl AsyncSleep {
                 self.yielded_at_ns = keeptime::os::monotonic_ns();
                 YIELD
             }
+            Progress::Pending(Step::Arm { lead_ns: 0 }) if !self.wait.is_armed() => COARSE,
             Progress::Pending(_) => WAIT,
         }
     }
@@ -250,6 +261,12 @@ impl AsyncSleep {
         self.id
     }
 
+    /// The deadline (a ``time.monotonic_ns()`` reading).
+    #[getter]
+    fn deadline_ns(&self) -> u64 {
+        self.wait.deadline_ns()
+    }
+
     /// The clock reading that ended the sleep (0 before).
     #[getter]
     fn woke_ns(&self) -> u64 {
@@ -262,4 +279,13 @@ impl AsyncSleep {
 pub fn _waiter_state() -> (usize, bool) {
     let s = keeptime::waiter::stats();
     (s.pending, s.idle)
+}
+
+/// The process-wide waiter's stated capacity and load: ``(deadlines per
+/// second served precisely, learned cost of one precise deadline in ns,
+/// timers armed, of them coarse)``.
+#[pyfunction]
+pub fn _waiter_capacity() -> (u64, u64, u64, u64) {
+    let s = keeptime::waiter::stats();
+    (s.capacity_per_s, s.cost_ns, s.armed, s.coarse)
 }

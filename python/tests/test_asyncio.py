@@ -86,12 +86,44 @@ def test_a_thousand_concurrent_sleeps_finish_never_early(new_loop):
 
 
 @pytest.mark.parametrize("new_loop", loops())
-def test_cancellation_disarms_the_timer(new_loop):
+def test_bursts_past_capacity_complete_never_early_two_rounds(new_loop):
+    """1,000 deadlines 5 µs apart, twice on the same loop: past the waiter's
+    capacity most sleeps await the loop's own timer; each task checks its own
+    clock after ``await``."""
+
+    async def one(deadline):
+        await kta.sleep_until_ns(deadline)
+        return time.monotonic_ns() >= deadline
+
     async def main():
+        for _ in range(2):
+            start = time.monotonic_ns() + 20_000_000
+            results = await asyncio.gather(*(one(start + i * 5_000) for i in range(1000)))
+            assert len(results) == 1000 and all(results)
+            assert kta._waiter_state()[0] == 0
+
+    _, _, armed0, coarse0 = keeptime._keeptime._waiter_capacity()
+    run(new_loop, main())
+    cap, cost, armed, coarse = keeptime._keeptime._waiter_capacity()
+    assert cap == kta.capacity() and isinstance(cap, int) and cap >= 1
+    assert cost >= 1
+    # Every one of the 2,000 sleeps was armed with the waiter or counted coarse.
+    assert (armed - armed0) + (coarse - coarse0) >= 2000
+
+
+@pytest.mark.parametrize("new_loop", loops())
+def test_cancellation_disarms_the_timer(new_loop):
+    def coarse():
+        return keeptime._keeptime._waiter_capacity()[3]
+
+    async def main():
+        # Each sleep is armed with the waiter, or (past the capacity) coarse:
+        # awaiting the loop's own timer. One loop round runs a new task's
+        # first step.
+        c0 = coarse()
         task = asyncio.ensure_future(kta.sleep(30))
-        while kta._waiter_state()[0] == 0:
-            await asyncio.sleep(0)
-        assert kta._waiter_state()[0] == 1
+        await asyncio.sleep(0)
+        assert kta._waiter_state()[0] + (coarse() - c0) == 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -99,9 +131,10 @@ def test_cancellation_disarms_the_timer(new_loop):
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(kta.sleep(30), 0.005)
         assert kta._waiter_state()[0] == 0
+        c0 = coarse()
         many = [asyncio.ensure_future(kta.sleep(30 + i)) for i in range(100)]
-        while kta._waiter_state()[0] < 100:
-            await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert kta._waiter_state()[0] + (coarse() - c0) == 100
         for t in many:
             t.cancel()
         await asyncio.gather(*many, return_exceptions=True)

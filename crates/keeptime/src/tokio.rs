@@ -45,6 +45,15 @@
 //! * **CPU**: per sleep, the waiter's own margin spin (a few µs, as
 //!   [`keeptime::sleep`](crate::sleep)) plus the task's cooperative finish
 //!   (the learned lead, capped at 200 µs); one waiter thread for the process.
+//! * **Under load**: the waiter serves up to its stated capacity
+//!   ([`waiter::capacity`](crate::waiter::capacity), deadlines per second)
+//!   precisely; past it, and while the executor is behind, sleeps are served
+//!   *coarse*: woken at their deadline by a plain OS wait and finished in
+//!   one poll, with no lead, yield or spin, so they degrade toward
+//!   `tokio::time::sleep` (on the µs clock rather than the ms wheel) and
+//!   never cost more than one wake-up each. The learned lead only learns
+//!   from wake-ups of an idle executor, so a load does not make the next
+//!   sleeps late.
 //! * **Executors**: the futures use only [`std::task::Waker`], so they work on
 //!   any executor; the lead is learned per process, which suits one runtime
 //!   per process (the usual case). Tested on tokio's current-thread and

@@ -255,3 +255,46 @@ fn a_dropped_tick_consumes_no_slot() {
     assert_eq!(waiter::stats().pending, 0);
     assert_eq!(iv.schedule().next_index(), 1);
 }
+
+/// 1,000 tasks whose deadlines are 3 µs apart, two rounds on each runtime:
+/// past the waiter's capacity most are served coarse; every task checks its
+/// own clock after `.await`, all complete, nothing stays armed, and the
+/// waiter's books balance.
+#[test]
+fn bursts_past_capacity_complete_never_early_and_balance_the_books() {
+    let _g = serial();
+    for rt in [multi_thread(), current_thread()] {
+        for _round in 0..2 {
+            let start = Instant::now() + Duration::from_millis(5);
+            let early = Arc::new(AtomicU64::new(0));
+            let done = Arc::new(AtomicU64::new(0));
+            rt.block_on(async {
+                let tasks: Vec<_> = (0..1_000u32)
+                    .map(|i| {
+                        let (early, done) = (Arc::clone(&early), Arc::clone(&done));
+                        let deadline = start + Duration::from_micros(3) * i;
+                        tokio::spawn(async move {
+                            keeptime::tokio::sleep_until(deadline).await;
+                            if Instant::now() < deadline {
+                                early.fetch_add(1, Ordering::Relaxed);
+                            }
+                            done.fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            });
+            assert_eq!(early.load(Ordering::Relaxed), 0, "sleeps ended early");
+            assert_eq!(done.load(Ordering::Relaxed), 1_000);
+            let s = waiter::stats();
+            assert_eq!(s.pending, 0);
+            assert_eq!(s.armed, s.fired + s.cancelled);
+            assert_eq!(s.backlog, 0);
+            assert!(s.coarse <= s.armed);
+            assert!(waiter::capacity() >= 1);
+            assert_eq!(s.capacity_per_s, waiter::capacity());
+        }
+    }
+}
