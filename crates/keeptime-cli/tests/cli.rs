@@ -325,6 +325,24 @@ fn clocks_json_has_its_fields() {
         idle["may_request"].as_bool(),
         Some(idle["request_refused"].is_null())
     );
+    // The async waiter's capacity, measured by the probe it describes.
+    let waiter = &doc["async_waiter"];
+    assert!(waiter["capacity_per_s"].as_u64() >= Some(1), "{waiter}");
+    assert!(waiter["cost_ns"].as_u64() >= Some(1), "{waiter}");
+    assert_eq!(waiter["probe_waits"].as_u64(), Some(200));
+    assert_eq!(waiter["probe_wait_ns"].as_u64(), Some(1_000_000));
+    // The report (without the CLI's async waiter) follows spec/clocks.schema.json.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../spec/clocks.schema.json"
+        ))
+        .expect("spec/clocks.schema.json"),
+    )
+    .expect("the schema parses");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
 
 #[test]

@@ -518,6 +518,47 @@ fn core() -> &'static WaiterCore {
     })
 }
 
+/// Measures the stated capacity on this machine: `n` precise waits of
+/// `each`, one after another, driven from the calling thread (a waker that
+/// unparks it, each poll as an executor would make it), then [`capacity`].
+/// It takes about `n · each` and teaches the process-wide waiter what a
+/// precise deadline costs here (`spec/waiter.md`), as the first few hundred
+/// async sleeps of a program would. `keeptime clocks` reports it.
+///
+/// ```
+/// let per_s = keeptime::waiter::probe_capacity(20, std::time::Duration::from_micros(500));
+/// assert!(per_s >= 1);
+/// ```
+pub fn probe_capacity(n: u32, each: Duration) -> u64 {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let each_ns = crate::platform::duration_ns(each);
+    // This thread is the executor: its wake-up latency is its own.
+    let latency = WakeLatency::new();
+    for _ in 0..n {
+        let mut wait = PreciseWait::new(crate::os::monotonic_ns().saturating_add(each_ns));
+        loop {
+            match wait.poll(&latency, &waker) {
+                Progress::Ready(_) => break,
+                // The task woke itself: an executor would poll it again at once.
+                Progress::Pending(Step::Yield) => {}
+                // The timer will wake it (a spurious return from park only
+                // polls once more).
+                Progress::Pending(_) => std::thread::park(),
+            }
+        }
+    }
+    capacity()
+}
+
 /// The waiter's stated capacity: deadlines per second it and the executors
 /// serve precisely on this host, from the measured cost of a precise
 /// deadline ([`Capacity::per_second`]). Past it, deadlines are served coarse:
