@@ -333,6 +333,25 @@ pub unsafe extern "C" fn kt_delay_lead_ns(remaining_ns: i64, lead_ns: *mut u64) 
     })
 }
 
+/// Stores how many precise deadlines per second the process-wide waiter
+/// serves on this machine (its stated capacity, `spec/waiter.md`): delays
+/// past it are called back at their deadline by a plain OS wait, without the
+/// precise finish. Learned from the delays this process has made; a process
+/// that has made none states the default, 25 000.
+///
+/// Returns `KT_OK`, or `KT_ENULL` if `per_second` is NULL.
+///
+/// # Safety
+/// `per_second` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn kt_delay_capacity(per_second: *mut u64) -> c_int {
+    guard(|| {
+        let capacity = keeptime_core::waiter::capacity();
+        // SAFETY: the caller's contract.
+        unsafe { write_out(per_second, capacity) }
+    })
+}
+
 /// Frees a delay, cancelling it first (see `kt_delay_cancel`: no callback
 /// runs after this returns). `kt_delay_free(NULL)` does nothing.
 ///

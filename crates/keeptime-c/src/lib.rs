@@ -49,8 +49,8 @@ use std::ffi::c_char;
 
 pub use clocks::{kt_clock_findings_json, kt_clocks_json, kt_string_free};
 pub use delay::{
-    kt_delay, kt_delay_cancel, kt_delay_deadline_ns, kt_delay_fn, kt_delay_free, kt_delay_lead_ns,
-    kt_delay_poll, kt_delay_set_finish_spin_ns, kt_delay_start, kt_delay_state,
+    kt_delay, kt_delay_cancel, kt_delay_capacity, kt_delay_deadline_ns, kt_delay_fn, kt_delay_free,
+    kt_delay_lead_ns, kt_delay_poll, kt_delay_set_finish_spin_ns, kt_delay_start, kt_delay_state,
     KT_DELAY_FINISH_SPIN_MAX_NS, KT_DELAY_FINISH_SPIN_MIN_NS,
 };
 pub use idle_hint::{

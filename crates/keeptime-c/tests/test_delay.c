@@ -95,6 +95,12 @@ void test_delay_errors(void) {
     CHECK_STATUS(kt_delay_lead_ns(1000000, NULL), KT_ENULL);
     CHECK_STATUS(kt_delay_lead_ns(1000000, &lead), KT_OK);
     CHECK(lead <= 200000);
+    CHECK_STATUS(kt_delay_capacity(NULL), KT_ENULL);
+    {
+        uint64_t capacity = 0;
+        CHECK_STATUS(kt_delay_capacity(&capacity), KT_OK);
+        CHECK(capacity >= 1);
+    }
     kt_delay_free(NULL);
 
     /* A far deadline: pointers and ranges are checked, nothing fires. */

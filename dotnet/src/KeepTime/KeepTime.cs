@@ -109,6 +109,22 @@ namespace Dev.KeepTime
         }
 
         /// <summary>
+        /// How many precise deadlines per second keeptime's waiter serves on
+        /// this machine (its stated capacity, learned from this process's
+        /// delays; 25 000 before any). <see cref="Delay"/>s past it complete at
+        /// their deadline by a plain OS wait, without the precise finish.
+        /// </summary>
+        public static long DelayCapacityPerSecond
+        {
+            get
+            {
+                ulong perSecond;
+                Native.Check(Native.kt_delay_capacity(out perSecond), "delay capacity");
+                return (long)perSecond;
+            }
+        }
+
+        /// <summary>
         /// The Stopwatch reading that corresponds to <paramref name="ns"/> on
         /// <see cref="NowNs"/>'s clock (floor), where the Stopwatch is that clock.
         /// </summary>

@@ -174,6 +174,7 @@ namespace Dev.KeepTime
         [DllImport(Lib)] internal static extern int kt_delay_cancel(DelayHandle d);
         [DllImport(Lib)] internal static extern int kt_delay_set_finish_spin_ns(DelayHandle d, long ns);
         [DllImport(Lib)] internal static extern int kt_delay_lead_ns(long remainingNs, out ulong leadNs);
+        [DllImport(Lib)] internal static extern int kt_delay_capacity(out ulong perSecond);
         [DllImport(Lib)] internal static extern void kt_delay_free(IntPtr d);
 
         internal static string StatusText(int status)
