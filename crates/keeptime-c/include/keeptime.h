@@ -579,6 +579,20 @@ int kt_delay_deadline_ns(const struct kt_delay *delay, uint64_t *deadline_ns);
 int kt_delay_lead_ns(int64_t remaining_ns, uint64_t *lead_ns);
 
 /**
+ * Stores how many precise deadlines per second the process-wide waiter
+ * serves on this machine (its stated capacity, `spec/waiter.md`): delays
+ * past it are called back at their deadline by a plain OS wait, without the
+ * precise finish. Learned from the delays this process has made; a process
+ * that has made none states the default, 25 000.
+ *
+ * Returns `KT_OK`, or `KT_ENULL` if `per_second` is NULL.
+ *
+ * # Safety
+ * `per_second` is NULL or valid for a write.
+ */
+int kt_delay_capacity(uint64_t *per_second);
+
+/**
  * Frees a delay, cancelling it first (see `kt_delay_cancel`: no callback
  * runs after this returns). `kt_delay_free(NULL)` does nothing.
  *
