@@ -367,16 +367,12 @@ impl PyTicker {
             // (spec/ticker.md): a wait that ends in a spin at its deadline,
             // else at its own reading. The Tick object is made before the
             // final spin too; only its lateness is written after it.
-            let tick = schedule.woke(handoff.now.max(handoff.until));
+            let tick = schedule.woke(handoff.recorded_ns());
             drop(schedule);
             drop(sleeper);
             let tick = Bound::new(py, PyTick::from(tick))?;
-            let spun = handoff.until > handoff.now;
-            let woke = wait::finish(handoff);
-            if spun {
-                tick.get()
-                    .lateness_ns
-                    .store(woke - handoff.until, Ordering::Relaxed);
+            if let Some(late) = handoff.finish_overrun(&keeptime::System::default()) {
+                tick.get().lateness_ns.store(late, Ordering::Relaxed);
             }
             return Ok(tick);
         }

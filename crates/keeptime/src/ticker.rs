@@ -332,10 +332,8 @@ impl<P: Platform> Ticker<P> {
             .tick_to_handoff(&mut || true)
             .expect("an uninterruptible tick cannot be interrupted");
         let mut tick = self.to_tick(tick);
-        let spun = handoff.until > handoff.now;
-        let woke = handoff.finish(self.sleeper.platform());
-        if spun {
-            tick.lateness = Duration::from_nanos(woke - handoff.until);
+        if let Some(late) = handoff.finish_overrun(self.sleeper.platform()) {
+            tick.lateness = Duration::from_nanos(late);
         }
         tick
     }
@@ -349,10 +347,8 @@ impl<P: Platform> Ticker<P> {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<TickNs, Interrupted> {
         let (mut tick, handoff) = self.tick_to_handoff(keep_going)?;
-        let spun = handoff.until > handoff.now;
-        let woke = handoff.finish(self.sleeper.platform());
-        if spun {
-            tick.lateness_ns = woke - handoff.until;
+        if let Some(late) = handoff.finish_overrun(self.sleeper.platform()) {
+            tick.lateness_ns = late;
         }
         Ok(tick)
     }
@@ -371,7 +367,7 @@ impl<P: Platform> Ticker<P> {
                 let handoff = self
                     .sleeper
                     .sleep_until_ns_to_handoff(deadline_ns, keep_going)?;
-                Ok((self.schedule.woke(handoff.now.max(handoff.until)), handoff))
+                Ok((self.schedule.woke(handoff.recorded_ns()), handoff))
             }
         }
     }

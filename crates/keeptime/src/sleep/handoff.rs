@@ -37,4 +37,23 @@ impl Handoff {
         }
         now
     }
+
+    /// The reading a schedule records for this sleep (`spec/ticker.md`,
+    /// *Hand-off*): the deadline when a last stretch is left to spin, else
+    /// the sleep's own reading.
+    #[inline]
+    pub fn recorded_ns(&self) -> u64 {
+        self.now.max(self.until)
+    }
+
+    /// [`finish`](Self::finish), then how far its last reading passed
+    /// `until`: `Some` when there was a stretch to spin (a tick's lateness
+    /// is then the spin's, not the recorded one), `None` when nothing was
+    /// left.
+    #[inline(always)]
+    pub fn finish_overrun<P: Platform + ?Sized>(self, platform: &P) -> Option<u64> {
+        let spun = self.until > self.now;
+        let woke = self.finish(platform);
+        spun.then(|| woke - self.until)
+    }
 }
