@@ -374,38 +374,6 @@ fn ticker_on_a_simulated_clock_keeps_its_phase() {
     assert!(t.set_period(Duration::ZERO).is_err());
 }
 
-#[test]
-fn finish_spins_under_a_slot_or_follows_without_one_and_learns_nothing() {
-    let sim = SimPlatform::new(0);
-    let mut s = exact(&sim);
-    // A slot is free: a planned 80 µs spin, all with the pause hint, no OS wait.
-    let woke = s
-        .finish_until_ns_interruptible(80_000, &mut || true)
-        .unwrap();
-    assert_eq!(woke, 80_000);
-    assert!(sim.waits().is_empty());
-    assert_eq!((sim.relaxes(), sim.yields()), (800, 0));
-    assert!(!sim.is_spinning(), "spin slot leaked");
-    // No slot: it follows, a yield per iteration, never an OS wait, never early.
-    sim.set_spin_slots_free(false);
-    let woke = s
-        .finish_until_ns_interruptible(100_000, &mut || true)
-        .unwrap();
-    assert_eq!(woke, 100_000);
-    assert!(sim.waits().is_empty());
-    assert_eq!((sim.relaxes(), sim.yields()), (800, 20));
-    assert_eq!(
-        s.estimator().sleeps(),
-        0,
-        "the final phase alone learns nothing"
-    );
-    // A past deadline returns at once.
-    assert_eq!(
-        s.finish_until_ns_interruptible(0, &mut || true).unwrap(),
-        100_000
-    );
-}
-
 // ---- Crowds: more sleepers inside a sleep than CPUs (spec/sleep.md, Crowds) ----
 
 /// A world of `cpus` CPUs where `others` other sleepers are inside a sleep.

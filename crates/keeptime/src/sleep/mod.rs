@@ -432,31 +432,6 @@ impl<P: Platform> Sleeper<P> {
         }
     }
 
-    /// Only the last phase of an exact sleep, planned by the caller: spin from
-    /// now until `deadline_ns` if a process-wide spin slot is free (the whole
-    /// spin counts as planned, so it does not yield), else an OS wait straight
-    /// to the deadline. No OS wait is planned and nothing is learned.
-    ///
-    /// For runtimes that end a wait in steps of their own: Python's binding
-    /// stops the sleep a few µs early to warm the interpreter, then finishes
-    /// with this, keeping the spin-slot guarantee. `keep_going` runs as in
-    /// [`sleep_until_ns_interruptible`](Self::sleep_until_ns_interruptible).
-    /// Never returns before the deadline unless `keep_going` stops it.
-    pub fn finish_until_ns_interruptible(
-        &mut self,
-        deadline_ns: u64,
-        keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<u64, Interrupted> {
-        let now = self.platform.now_ns();
-        if now >= deadline_ns {
-            return Ok(now);
-        }
-        let pause_for = SPIN_YIELD_AFTER_NS.max(deadline_ns - now);
-        Ok(self
-            .finish(deadline_ns, now, pause_for, SPIN_NEAR_NS, keep_going)?
-            .finish(&self.platform))
-    }
-
     /// One planned OS wait of `wait_ns` from `now`, resumed toward the same
     /// absolute target after signals; records its overshoot, and its thread
     /// CPU on every [`COST_SAMPLE_EVERY`](crate::estimate::COST_SAMPLE_EVERY)-th wait.
