@@ -5,13 +5,14 @@ Code, make files, specs and READMEs say what things do, not how or when they
 were made. This script reads every file git tracks (binary and data files
 aside) and reports, as FILE:LINE: KIND: TEXT, every line that
 
-  * cites an issue number ("issue 12", "issue #12", "(issues 4, 5)"),
-  * names a seed document ("seed 000", a "seeds/" path),
+  * cites a tracker number (the word for a filed work item followed by a
+    number: ISSUE below),
+  * names one of the project's origin documents (SEED below),
   * cites a file the repository does not have: the design contract and the
     oracle script kept outside it, a spec/ or docs/ Markdown path that does
     not exist, a relative Markdown link whose target does not exist,
-  * holds an absolute path of a particular machine (/work/, /home/, /root/
-    anywhere; /tmp/ in documentation),
+  * holds an absolute path of a particular machine (ABS_PATH anywhere;
+    TMP_PATH in documentation),
   * gives a commit hash in prose (a 7-40 character hex word with a digit,
     next to the word "commit"),
   * talks about the session the work was done in ("this session").
@@ -68,8 +69,9 @@ ISSUE = re.compile(r"\bissues?\s*#?\s*\d+", re.IGNORECASE)
 SEED = re.compile(r"\bseeds?\s+\d{3}\b|\bseeds/", re.IGNORECASE)
 OUTSIDE_FILE = re.compile(r"\bDESIGN\.md\b|\boracle\.py\b")
 SESSION = re.compile(r"\b(?:this|that|the first|the previous|an earlier|the last) session\b", re.IGNORECASE)
-# A machine's own directories: not preceded by a word, a dot, a slash or a
-# tilde (so "a/work/b", "./home/x" and URLs' paths do not count).
+# A machine's own top-level directories: not preceded by a word, a dot, a
+# slash or a tilde, so relative paths and URLs' paths do not count (the
+# self-test below pins both sides).
 ABS_PATH = re.compile(r"(?<![\w./~:-])/(?:work|home|root)/")
 TMP_PATH = re.compile(r"(?<![\w./~:-])/tmp/")
 HEX_WORD = r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}"
