@@ -195,15 +195,17 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
 
 
 async def _next_tick(ticker: Ticker) -> Tick:
-    """``Ticker.__anext__``: the next slot, waited for precisely."""
-    while True:
-        step = ticker._poll(time.monotonic_ns())
-        if isinstance(step, Tick):
-            return step
+    """``Ticker.__anext__``: the core's ticker loop (the ticker spec's
+    *driver*) with a precise asyncio wait as its hook: poll, wait, record,
+    poll again at the wait's last reading if the schedule changed meanwhile."""
+    step = ticker._poll(time.monotonic_ns())
+    while not isinstance(step, Tick):
         woke = await sleep_until_ns(step)
         tick = ticker._woke(step, woke)
         if tick is not None:
             return tick
+        step = ticker._poll(woke)
+    return step
 
 
 def capacity() -> int:

@@ -346,36 +346,29 @@ impl PyTicker {
                      handler interrupted)",
                 )),
             };
-        loop {
-            let now = keeptime::os::monotonic_ns();
-            let deadline = match self.schedule().poll(now) {
-                Step::Now(tick) => return Bound::new(py, PyTick::from(tick)),
-                Step::Wait { deadline_ns } => deadline_ns,
-            };
-            let s: &mut keeptime::Sleeper = &mut sleeper;
-            let handoff =
-                wait::sleep_to_handoff(py, s.mode(), deadline, |deadline, lead, keep_going| {
+        let s: &mut keeptime::Sleeper = &mut sleeper;
+        let mode = s.mode();
+        // The core's ticker loop (spec/ticker.md, *The driver*): the schedule
+        // is locked only to poll and to record, so other threads may reset
+        // it or change its period during the wait (the driver then polls
+        // again). A wait that ends in a spin is recorded at the hand-off;
+        // the Tick object is made before the final spin too, and only its
+        // lateness is written after it.
+        let (tick, handoff) = keeptime::drive_tick(
+            &mut &self.schedule,
+            keeptime::os::monotonic_ns(),
+            |deadline| {
+                wait::sleep_to_handoff(py, mode, deadline, |deadline, lead, keep_going| {
                     s.sleep_until_ns_to_handoff_with_lead(deadline, lead, keep_going)
-                })?;
-            let mut schedule = self.schedule();
-            // Another thread may have reset the ticker or changed its period
-            // while this one waited: then wait again, for the new deadline.
-            if schedule.next_deadline_ns() != deadline {
-                continue;
-            }
-            // Recorded at the hand-off, as the core's ticker records it
-            // (spec/ticker.md): a wait that ends in a spin at its deadline,
-            // else at its own reading. The Tick object is made before the
-            // final spin too; only its lateness is written after it.
-            let tick = schedule.woke(handoff.recorded_ns());
-            drop(schedule);
-            drop(sleeper);
-            let tick = Bound::new(py, PyTick::from(tick))?;
-            if let Some(late) = handoff.finish_overrun(&keeptime::System::default()) {
-                tick.get().lateness_ns.store(late, Ordering::Relaxed);
-            }
-            return Ok(tick);
+                })
+            },
+        )?;
+        drop(sleeper);
+        let tick = Bound::new(py, PyTick::from(tick))?;
+        if let Some(late) = handoff.and_then(|h| h.finish_overrun(&keeptime::System::default())) {
+            tick.get().lateness_ns.store(late, Ordering::Relaxed);
         }
+        Ok(tick)
     }
 }
 
@@ -466,8 +459,9 @@ impl PyTicker {
     /// ``woke_ns``; the :class:`Tick`, or ``None`` if the schedule changed
     /// meanwhile (reset, new period) and the caller must poll again.
     fn _woke(&self, deadline_ns: u64, woke_ns: u64) -> Option<PyTick> {
-        let mut schedule = self.schedule();
-        (schedule.next_deadline_ns() == deadline_ns).then(|| schedule.woke(woke_ns).into())
+        self.schedule()
+            .woke_for(deadline_ns, woke_ns)
+            .map(PyTick::from)
     }
 
     /// The shortest spin that finishes each wait, ns (``min_spin``).

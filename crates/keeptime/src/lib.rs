@@ -95,7 +95,10 @@ pub use sleep::{
     INTERRUPT_POLL_NS, MIN_OS_WAIT_NS, SPIN_NEAR_NS, SPIN_YIELD_AFTER_NS, SPLITS_NS,
 };
 pub use sys::OsWake;
-pub use ticker::{MissedTicks, Schedule, Step, Tick, TickNs, Ticker, TickerStats};
+pub use ticker::{
+    drive_tick, drive_tick_async, MissedTicks, Schedule, ScheduleCell, Step, Tick, TickNs, Ticker,
+    TickerStats, WaitEnd,
+};
 
 thread_local! {
     static THREAD_SLEEPER: RefCell<Sleeper> = RefCell::new(Sleeper::new());

@@ -180,16 +180,10 @@ impl Interval {
     ///
     /// Cancel-safe: dropping the future before it completes consumes no slot.
     pub async fn tick(&mut self) -> Tick {
-        loop {
-            let deadline = match self.schedule.poll(crate::os::monotonic_ns()) {
-                crate::Step::Now(t) => return to_tick(t),
-                crate::Step::Wait { deadline_ns } => deadline_ns,
-            };
-            let woke = sleep_until_monotonic_ns(deadline).await;
-            if self.schedule.next_deadline_ns() == deadline {
-                return to_tick(self.schedule.woke(woke));
-            }
-        }
+        let now = crate::os::monotonic_ns();
+        let (tick, _) =
+            crate::drive_tick_async(&mut self.schedule, now, sleep_until_monotonic_ns).await;
+        to_tick(tick)
     }
 
     /// The schedule: period, policy, next deadline, stats.
