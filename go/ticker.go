@@ -116,6 +116,22 @@ func NewTicker(period time.Duration, policy MissedTicks) (*Ticker, error) {
 	return newTickerOn(NewSleeper(Exact), period, policy)
 }
 
+// NewTickerWith returns a ticker that waits with s, starting now: the
+// sleeper's mode, tail target, min spin, timer slack, idle-latency hint and
+// what it has learned carry over. The ticker uses s from then on; do not
+// sleep with s elsewhere while the ticker lives. A nil sleeper or a zero or
+// negative period returns an error (ErrInvalidPeriod for the period).
+//
+//	s := keeptime.NewSleeper(keeptime.Exact)
+//	s.SetTailTarget(keeptime.TailStrict)
+//	t, err := keeptime.NewTickerWith(s, time.Millisecond, keeptime.Skip)
+func NewTickerWith(s *Sleeper, period time.Duration, policy MissedTicks) (*Ticker, error) {
+	if s == nil {
+		return nil, errors.New("keeptime: NewTickerWith needs a sleeper (got nil)")
+	}
+	return newTickerOn(s, period, policy)
+}
+
 func newTickerOn(s *Sleeper, period time.Duration, policy MissedTicks) (*Ticker, error) {
 	if period <= 0 {
 		return nil, fmt.Errorf("%w (got %v)", ErrInvalidPeriod, period)

@@ -29,6 +29,30 @@ func TestTickerRejectsNonPositivePeriods(t *testing.T) {
 	}
 }
 
+// A ticker made from a sleeper waits with that sleeper: its settings and
+// its stats are the ticker's.
+func TestTickerWithASleepersSettings(t *testing.T) {
+	if tk, err := NewTickerWith(nil, time.Millisecond, Skip); tk != nil || err == nil {
+		t.Fatalf("NewTickerWith(nil) = %v, %v", tk, err)
+	}
+	s := newSleeperOn(newSim(0), Efficient)
+	s.SetTailTarget(TailStrict)
+	if tk, err := NewTickerWith(s, 0, Skip); tk != nil || !errors.Is(err, ErrInvalidPeriod) {
+		t.Fatalf("NewTickerWith(s, 0) = %v, %v", tk, err)
+	}
+	tk, err := NewTickerWith(s, time.Millisecond, Burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk.Wait()
+	if s.Mode() != Efficient || s.TailTarget() != TailStrict {
+		t.Fatal("the ticker changed its sleeper's settings")
+	}
+	if got := tk.SleeperStats().Sleeps; got != 1 || s.Stats().Sleeps != 1 {
+		t.Fatalf("the ticker's wait was not the sleeper's: ticker %d, sleeper %d sleeps", got, s.Stats().Sleeps)
+	}
+}
+
 func TestZeroPolicyIsSkip(t *testing.T) {
 	var p MissedTicks
 	if p != Skip || p.String() != "skip" {
