@@ -945,6 +945,33 @@ struct kt_ticker *kt_ticker_new(int64_t period_ns, int policy);
 int kt_ticker_create(int64_t period_ns, int policy, int mode, struct kt_ticker **out);
 
 /**
+ * Creates a ticker that waits with a copy of `sleeper`, starting now, and
+ * stores it in `*out`: the sleeper's mode, tail target, min spin, timer
+ * slack and what it has learned carry over, and its idle-latency request
+ * is shared (held while either lives). `sleeper` stays the caller's,
+ * unchanged.
+ *
+ * ```c
+ * kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
+ * kt_sleeper_set_tail_target(s, 0.001);
+ * kt_ticker *t = NULL;
+ * int rc = kt_ticker_create_with_sleeper(1000000, KT_MISSED_SKIP, s, &t);
+ * ```
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `sleeper` or `out` is NULL; `KT_EINVAL`
+ * for a zero or negative period or an unknown policy (then `*out` is set
+ * to NULL when `out` is not NULL).
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread; `out`
+ * is NULL or valid for writing a pointer.
+ */
+int kt_ticker_create_with_sleeper(int64_t period_ns,
+                                  int policy,
+                                  const struct kt_sleeper *sleeper,
+                                  struct kt_ticker **out);
+
+/**
  * Waits for the next slot (or returns at once if its deadline already
  * passed, as the policy says) and stores it in `*tick`.
  *

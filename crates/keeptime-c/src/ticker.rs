@@ -223,6 +223,48 @@ pub unsafe extern "C" fn kt_ticker_create(
     })
 }
 
+/// Creates a ticker that waits with a copy of `sleeper`, starting now, and
+/// stores it in `*out`: the sleeper's mode, tail target, min spin, timer
+/// slack and what it has learned carry over, and its idle-latency request
+/// is shared (held while either lives). `sleeper` stays the caller's,
+/// unchanged.
+///
+/// ```c
+/// kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
+/// kt_sleeper_set_tail_target(s, 0.001);
+/// kt_ticker *t = NULL;
+/// int rc = kt_ticker_create_with_sleeper(1000000, KT_MISSED_SKIP, s, &t);
+/// ```
+///
+/// Returns `KT_OK`; `KT_ENULL` if `sleeper` or `out` is NULL; `KT_EINVAL`
+/// for a zero or negative period or an unknown policy (then `*out` is set
+/// to NULL when `out` is not NULL).
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread; `out`
+/// is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_ticker_create_with_sleeper(
+    period_ns: i64,
+    policy: c_int,
+    sleeper: *const crate::sleep::kt_sleeper,
+    out: *mut *mut kt_ticker,
+) -> c_int {
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        // SAFETY: the caller's contract.
+        let sleeper = unsafe { handle_ref(sleeper) }?.inner.clone();
+        let inner =
+            Ticker::with_sleeper(period_from_c(period_ns)?, policy_from_c(policy)?, sleeper)
+                .map_err(|_| KT_EINVAL)?;
+        // SAFETY: as above.
+        unsafe { give(out, kt_ticker { inner }) };
+        Ok(())
+    })
+}
+
 /// Waits for the next slot (or returns at once if its deadline already
 /// passed, as the policy says) and stores it in `*tick`.
 ///

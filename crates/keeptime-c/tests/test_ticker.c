@@ -170,3 +170,43 @@ void test_ticker_reset_and_set_period(void) {
     CHECK(mono_ns() >= tick.scheduled_ns);
     kt_ticker_free(t);
 }
+
+void test_ticker_from_a_sleepers_settings(void) {
+    kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
+    kt_ticker *t = NULL;
+    kt_tick tick;
+    double share = 0;
+    uint64_t min_spin = 0;
+    int mode = -1;
+    CHECK(s != NULL);
+    if (!s) return;
+    CHECK_STATUS(kt_sleeper_set_tail_target(s, 0.001), KT_OK);
+    CHECK_STATUS(kt_sleeper_set_min_spin_ns(s, 30000), KT_OK);
+    CHECK_STATUS(kt_ticker_create_with_sleeper(1000000, KT_MISSED_SKIP, NULL, &t), KT_ENULL);
+    CHECK_STATUS(kt_ticker_create_with_sleeper(1000000, KT_MISSED_SKIP, s, NULL), KT_ENULL);
+    t = (kt_ticker *)&share; /* a failed create sets *out to NULL */
+    CHECK_STATUS(kt_ticker_create_with_sleeper(0, KT_MISSED_SKIP, s, &t), KT_EINVAL);
+    CHECK(t == NULL);
+    CHECK_STATUS(kt_ticker_create_with_sleeper(1000000, 99, s, &t), KT_EINVAL);
+    CHECK(t == NULL);
+    CHECK_STATUS(kt_ticker_create_with_sleeper(500000, KT_MISSED_BURST, s, &t), KT_OK);
+    if (!t) {
+        kt_sleeper_free(s);
+        return;
+    }
+    CHECK_STATUS(kt_ticker_tail_target(t, &share), KT_OK);
+    CHECK(share == 0.001);
+    CHECK_STATUS(kt_ticker_min_spin_ns(t, &min_spin), KT_OK);
+    CHECK_U64(min_spin, 30000);
+    /* The sleeper stays the caller's: changing it does not change the ticker. */
+    CHECK_STATUS(kt_sleeper_set_min_spin_ns(s, 0), KT_OK);
+    CHECK_STATUS(kt_ticker_min_spin_ns(t, &min_spin), KT_OK);
+    CHECK_U64(min_spin, 30000);
+    CHECK_STATUS(kt_sleeper_mode(s, &mode), KT_OK);
+    CHECK(mode == KT_MODE_EXACT);
+    CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
+    CHECK_U64(tick.index, 1);
+    CHECK(mono_ns() >= tick.scheduled_ns);
+    kt_ticker_free(t);
+    kt_sleeper_free(s);
+}

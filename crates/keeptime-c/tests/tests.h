@@ -26,6 +26,7 @@
     X(ticker_never_early_and_no_drift)  \
     X(ticker_policies_on_a_late_loop)   \
     X(ticker_reset_and_set_period)      \
+    X(ticker_from_a_sleepers_settings)  \
     X(interrupt_stops_a_long_sleep)     \
     X(interrupt_stops_a_ticker_wait)    \
     X(clocks_json_report)               \
