@@ -158,6 +158,32 @@ namespace Dev.KeepTime
             return core.Substring(0, end) + ",\"dotnet\":" + dotnet + "}";
         }
 
+        /// <summary>
+        /// The findings the core makes from a clock report's parts, by the rules of
+        /// the clock report spec (spec/clocks.md): <paramref name="partsJson"/> is a
+        /// JSON object <c>{"clocks": [...], "machine": {...}, "idle_latency": {...} or null}</c>
+        /// in the shape of <see cref="ClocksJson"/>'s report (absent fields are unknown).
+        /// Returns a JSON array of <c>{severity, code, message}</c> in report order: how a
+        /// report saved elsewhere, or one a test builds, gets its findings.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="partsJson"/> is null.</exception>
+        /// <exception cref="ArgumentException"><paramref name="partsJson"/> is not such an object.</exception>
+        /// <example><code>
+        /// string findings = KeepTime.ClockFindingsJson(
+        ///     "{\"clocks\": [], \"machine\": {\"os\": \"linux\", \"arch\": \"x86_64\"}}");
+        /// // "[]": nothing known, nothing found
+        /// </code></example>
+        public static string ClockFindingsJson(string partsJson)
+        {
+            if (partsJson == null) throw new ArgumentNullException("partsJson");
+            Native.EnsureLoaded();
+            byte[] utf8 = System.Text.Encoding.UTF8.GetBytes(partsJson + "\0");
+            IntPtr p;
+            Native.Check(Native.kt_clock_findings_json(utf8, out p), "clock findings: partsJson must be a JSON object with \"clocks\" (an array) and \"machine\" (an object)");
+            try { return PtrToUtf8(p); }
+            finally { Native.kt_string_free(p); }
+        }
+
         internal static string RuntimeDescription()
         {
             Type mono = Type.GetType("Mono.Runtime");

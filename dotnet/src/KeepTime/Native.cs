@@ -132,6 +132,7 @@ namespace Dev.KeepTime
         [DllImport(Lib)] internal static extern int kt_sleep_until_ns(ulong deadlineNs);
         [DllImport(Lib)] internal static extern int kt_clocks_json(out IntPtr json);
         [DllImport(Lib)] internal static extern void kt_string_free(IntPtr s);
+        [DllImport(Lib)] internal static extern int kt_clock_findings_json(byte[] partsJson, out IntPtr findingsJson);
 
         [DllImport(Lib)] internal static extern int kt_sleeper_create(int mode, uint flags, out SleeperHandle sleeper);
         [DllImport(Lib)] internal static extern int kt_sleeper_sleep_ns(SleeperHandle s, long durationNs);

@@ -20,6 +20,55 @@ namespace Dev.KeepTime.Tests
         public bool Has(string key) { return Fields != null && Fields.ContainsKey(key); }
         public ulong U64 { get { if (Type != Kind.Number) throw new FormatException("not a number"); return ulong.Parse(Text, NumberStyles.None, CultureInfo.InvariantCulture); } }
 
+        /// <summary>This value written back as JSON text (numbers as they were read).</summary>
+        public string ToJson()
+        {
+            var sb = new StringBuilder();
+            Write(sb);
+            return sb.ToString();
+        }
+
+        private void Write(StringBuilder sb)
+        {
+            switch (Type)
+            {
+                case Kind.Null: sb.Append("null"); break;
+                case Kind.Bool: sb.Append(Bool ? "true" : "false"); break;
+                case Kind.Number: sb.Append(Text); break;
+                case Kind.String: WriteString(sb, Text); break;
+                case Kind.Array:
+                    sb.Append('[');
+                    for (int i = 0; i < Items.Count; i++) { if (i > 0) sb.Append(','); Items[i].Write(sb); }
+                    sb.Append(']');
+                    break;
+                default:
+                    sb.Append('{');
+                    bool first = true;
+                    foreach (var kv in Fields)
+                    {
+                        if (!first) sb.Append(',');
+                        first = false;
+                        WriteString(sb, kv.Key);
+                        sb.Append(':');
+                        kv.Value.Write(sb);
+                    }
+                    sb.Append('}');
+                    break;
+            }
+        }
+
+        private static void WriteString(StringBuilder sb, string s)
+        {
+            sb.Append('"');
+            foreach (char c in s)
+            {
+                if (c == '"' || c == '\\') sb.Append('\\').Append(c);
+                else if (c < ' ') sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture));
+                else sb.Append(c);
+            }
+            sb.Append('"');
+        }
+
         public static Json Parse(string s) { int i = 0; Json v = Value(s, ref i); Ws(s, ref i); if (i != s.Length) throw new FormatException("trailing text at " + i); return v; }
 
         private static void Ws(string s, ref int i) { while (i < s.Length && char.IsWhiteSpace(s[i])) i++; }
