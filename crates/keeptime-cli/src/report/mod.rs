@@ -4,14 +4,22 @@
 //!
 //! * [`input`]: reading and checking result files (one-line errors, exit 2).
 //! * [`chart`]: the error CDF and the p99-vs-CPU trade-off, plotters' SVG.
-//! * [`page`]: the HTML around them: header, verdicts, tables, clocks.
+//! * [`page`]: the HTML around them: head, style, run headers and verdicts,
+//!   footer; its sections are drawn by private modules: the figures of a
+//!   duration (`figures`), the tables (`tables`), runtimes side by side
+//!   (`compare`), with the colours (`palette`) and HTML escaping (`html`).
 //!
 //! The page is written to a temporary file in the output's directory and
 //! renamed over the output, so a failed write leaves nothing behind.
 
 pub mod chart;
+mod compare;
+mod figures;
+mod html;
 pub mod input;
 pub mod page;
+mod palette;
+mod tables;
 
 use anyhow::{Context, Result};
 use clap::Args;
