@@ -1,6 +1,6 @@
 # Precise timers for async code: keeptime::tokio (crates/keeptime, feature
 # "tokio") and keeptime.asyncio (python/), over the core's process-wide
-# waiter (crates/keeptime/src/waiter.rs, spec/waiter.md; docs/async.md).
+# waiter (crates/keeptime/src/waiter/, spec/waiter.md; docs/async.md).
 # Their tests run in test-rust (the crate's self dev-dependency enables the
 # feature) and test-python; test-async-doc checks the feature's rustdoc (make
 # test-rust documents the crate without features).

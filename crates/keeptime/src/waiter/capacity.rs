@@ -1,0 +1,150 @@
+//! The stated capacity and the admission of precise timers
+//! (`spec/waiter.md`, *Capacity*): the learned cost of one precise deadline
+//! ([`Capacity`]) and the per-slot count of precise timers ([`Admission`]).
+
+use super::{CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SLOT_NS};
+use std::collections::BTreeMap;
+
+/// The learned cost of one precise deadline and the capacity it implies.
+///
+/// A sample is what one precise deadline cost: the waiter thread's CPU time
+/// in its precise waits (OS wait and margin spin) since its previous batch
+/// with precise timers, divided by the precise timers of its batch, plus the task's whole finish, from the
+/// start of its first poll after the firing to the end (its yields keep an
+/// executor thread busy all along when nothing else is ready; the spin).
+/// The cost is a moving average,
+/// `(15·cost + s) / 16` where `s` is the sample clamped to
+/// `[cost/2, 2·cost]` (one preempted poll moves it by at most 1/16); the
+/// first sample replaces [`DEFAULT_COST_NS`]; samples are clamped to
+/// [`MIN_COST_NS`]`..=`[`MAX_COST_NS`]. A precise deadline that ended more than
+/// [`LATE_NS`](super::LATE_NS) late is a failure, not a cost ([`observe_late`](Self::observe_late)):
+/// otherwise a saturated waiter, whose late tasks finish at once, would
+/// measure tiny costs and admit ever more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    cost_ns: u64,
+    samples: u64,
+}
+
+impl Default for Capacity {
+    fn default() -> Self {
+        Capacity::new()
+    }
+}
+
+impl Capacity {
+    /// Nothing measured: the cost is [`DEFAULT_COST_NS`].
+    pub const fn new() -> Self {
+        Capacity {
+            cost_ns: DEFAULT_COST_NS,
+            samples: 0,
+        }
+    }
+
+    /// One precise deadline cost `cost_ns`.
+    pub fn observe(&mut self, cost_ns: u64) {
+        let c = cost_ns.clamp(MIN_COST_NS, MAX_COST_NS);
+        self.cost_ns = if self.samples == 0 {
+            c
+        } else {
+            let c = c.clamp(self.cost_ns / 2, self.cost_ns.saturating_mul(2));
+            (self.cost_ns * 15 + c) / 16
+        };
+        self.samples += 1;
+    }
+
+    /// A precise deadline ended more than [`LATE_NS`](super::LATE_NS) late: the waiter or
+    /// the executor was saturated, whatever the deadline cost. Learned as a
+    /// sample of twice the current cost (the most one sample can raise it).
+    pub fn observe_late(&mut self) {
+        self.observe(self.cost_ns.saturating_mul(2));
+    }
+
+    /// The learned cost of one precise deadline, ns.
+    pub fn cost_ns(&self) -> u64 {
+        self.cost_ns
+    }
+
+    /// Cost samples taken.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Deadlines per second served precisely:
+    /// `CAPACITY_SHARE_PPM · 1000 / cost_ns` (at least 1).
+    pub fn per_second(&self) -> u64 {
+        (CAPACITY_SHARE_PPM * 1_000 / self.cost_ns.max(1)).max(1)
+    }
+
+    /// Precise timers admitted in slot `slot` (deadlines in
+    /// `[slot·SLOT_NS, (slot+1)·SLOT_NS)`): with `r = CAPACITY_SHARE_PPM ·
+    /// SLOT_NS / 10⁶ / cost_ns` the slot's share of the capacity (a fraction),
+    /// `⌊(slot+1)·r⌋ − ⌊slot·r⌋`, so that any run of slots admits the
+    /// capacity to within one timer, also below one per slot.
+    pub fn per_slot_at(&self, slot: u64) -> u64 {
+        let num = u128::from(CAPACITY_SHARE_PPM) * u128::from(SLOT_NS) / 1_000_000;
+        let den = u128::from(self.cost_ns.max(1));
+        let upto = |k: u128| k * num / den;
+        let s = u128::from(slot);
+        (upto(s + 1) - upto(s)) as u64
+    }
+}
+
+/// Which deadlines are served precisely: at most `per_slot` precise timers
+/// per [`SLOT_NS`] slot of deadlines (slot = `deadline / SLOT_NS`), in the
+/// order they are armed; the rest are coarse.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Admission {
+    slots: BTreeMap<u64, u64>,
+}
+
+impl Admission {
+    /// No deadline admitted.
+    pub fn new() -> Self {
+        Admission::default()
+    }
+
+    /// Admits a precise timer for `deadline_ns` if its slot holds fewer than
+    /// `per_slot`; returns whether it did.
+    pub fn try_admit(&mut self, deadline_ns: u64, per_slot: u64) -> bool {
+        let n = self.slots.entry(deadline_ns / SLOT_NS).or_insert(0);
+        if *n < per_slot {
+            *n += 1;
+            true
+        } else {
+            if *n == 0 {
+                self.slots.remove(&(deadline_ns / SLOT_NS));
+            }
+            false
+        }
+    }
+
+    /// A precise timer for `deadline_ns` was dropped before it fired.
+    pub fn release(&mut self, deadline_ns: u64) {
+        let slot = deadline_ns / SLOT_NS;
+        if let Some(n) = self.slots.get_mut(&slot) {
+            *n -= 1;
+            if *n == 0 {
+                self.slots.remove(&slot);
+            }
+        }
+    }
+
+    /// Forgets the slots that ended before `now_ns`.
+    pub fn forget_before(&mut self, now_ns: u64) {
+        self.slots = self.slots.split_off(&(now_ns / SLOT_NS));
+    }
+
+    /// Precise timers admitted in the slot of `deadline_ns`.
+    pub fn admitted(&self, deadline_ns: u64) -> u64 {
+        self.slots
+            .get(&(deadline_ns / SLOT_NS))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Slots remembered.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+}

@@ -1,0 +1,125 @@
+//! The waiter's pure decisions (`spec/waiter.md`): what a polled sleep does
+//! next ([`next_step`]), which timers a batch fires ([`fires`]), what the
+//! waiter waits for ([`plan`]) and which wake-ups are latency samples
+//! ([`learns_latency`]).
+
+use super::{BATCH_NS, COARSE_SLACK_NS, MAX_LEAD_NS};
+
+/// Where a timer stands when its task is polled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerState {
+    /// No timer armed (first poll, or the last one was used up).
+    Unarmed,
+    /// Armed and not yet fired: the poll is spurious (or a re-poll by a
+    /// combinator).
+    Armed,
+    /// The waiter fired it, aiming to wake the task `lead_ns` before the
+    /// deadline (0 for a coarse timer).
+    Fired {
+        /// The lead the timer was armed with.
+        lead_ns: u64,
+    },
+}
+
+/// What a polled precise sleep does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The deadline has passed: complete.
+    Done,
+    /// Within [`FINISH_SPIN_NS`](super::FINISH_SPIN_NS) of the deadline: spin to it in this poll, complete.
+    Spin,
+    /// Keep waiting for the armed timer (update its waker).
+    Wait,
+    /// Wake itself and return `Pending`: the executor runs other ready tasks
+    /// and polls again (a cooperative spin through the executor).
+    Yield,
+    /// Arm (or re-arm) the timer to fire at `deadline − lead_ns`; a zero
+    /// lead asks for a coarse timer (fired at the deadline).
+    Arm {
+        /// How early the waiter will wake the task.
+        lead_ns: u64,
+    },
+}
+
+/// The decision a polled precise sleep makes, as a pure function of the
+/// clock reading `now_ns`, its `deadline_ns`, its timer's state, the current
+/// learned lead for the remaining time (`lead_ns`, see
+/// [`WakeLatency::lead_ns`](super::WakeLatency::lead_ns)) and whether the executor is `behind` (more than
+/// [`BEHIND_BACKLOG`](super::BEHIND_BACKLOG) fired timers not yet polled, [`behind`](super::behind)).
+///
+/// * past the deadline: [`Step::Done`]; within `finish_spin_ns` (normally
+///   [`FINISH_SPIN_NS`](super::FINISH_SPIN_NS)): [`Step::Spin`];
+/// * an armed timer: [`Step::Wait`];
+/// * behind: [`Step::Arm`] with a zero lead (a coarse timer; never a yield,
+///   which would only add polls to a queue that is already late);
+/// * fired, and no more than the armed lead to go: [`Step::Yield`]; fired
+///   but earlier than that (woken far too early): [`Step::Arm`] again;
+/// * unarmed: [`Step::Yield`] if the remaining time is within the lead (a
+///   wake-up through the waiter would come too late anyway), else [`Step::Arm`].
+pub fn next_step(
+    now_ns: u64,
+    deadline_ns: u64,
+    state: TimerState,
+    lead_ns: u64,
+    finish_spin_ns: u64,
+    behind: bool,
+) -> Step {
+    if now_ns >= deadline_ns {
+        return Step::Done;
+    }
+    let remaining = deadline_ns - now_ns;
+    if remaining <= finish_spin_ns {
+        return Step::Spin;
+    }
+    let lead_ns = lead_ns.min(MAX_LEAD_NS);
+    match state {
+        TimerState::Armed => Step::Wait,
+        _ if behind => Step::Arm { lead_ns: 0 },
+        TimerState::Fired { lead_ns: armed } if remaining <= armed.min(MAX_LEAD_NS) => Step::Yield,
+        TimerState::Unarmed if remaining <= lead_ns => Step::Yield,
+        _ => Step::Arm { lead_ns },
+    }
+}
+
+/// Whether the waiter fires a timer armed for `wake_ns` at its clock reading
+/// `now_ns`: a precise one when due within [`BATCH_NS`], a coarse one when due.
+pub fn fires(wake_ns: u64, precise: bool, now_ns: u64) -> bool {
+    if precise {
+        wake_ns <= now_ns.saturating_add(BATCH_NS)
+    } else {
+        wake_ns <= now_ns
+    }
+}
+
+/// Whether the wake-up of a fired timer is a sample of the executor's
+/// wake-up latency: only the first precise timer of a batch fired while no
+/// earlier fired timer was waiting for its poll (`backlog_before == 0`).
+/// Any other delay includes the executor's queue.
+pub fn learns_latency(first_in_batch: bool, backlog_before: u64) -> bool {
+    first_in_batch && backlog_before == 0
+}
+
+/// What the waiter waits for next, from the earliest precise and coarse wake
+/// times `p` and `c`: a plain OS wait (no spin) until `c + COARSE_SLACK_NS`
+/// if that comes more than [`MAX_LEAD_NS`] before `p` (or there is no `p`),
+/// else the precise wait for `p` with its sleeper (OS wait, then spin), the
+/// coarse timers due by then firing with it. `None`: nothing armed, park.
+pub fn plan(precise_ns: Option<u64>, coarse_ns: Option<u64>) -> Option<Plan> {
+    let coarse = coarse_ns.map(|c| c.saturating_add(COARSE_SLACK_NS));
+    match (precise_ns, coarse) {
+        (None, None) => None,
+        (Some(p), None) => Some(Plan::Precise(p)),
+        (None, Some(c)) => Some(Plan::Coarse(c)),
+        (Some(p), Some(c)) if c.saturating_add(MAX_LEAD_NS) < p => Some(Plan::Coarse(c)),
+        (Some(p), Some(_)) => Some(Plan::Precise(p)),
+    }
+}
+
+/// The waiter's next wait ([`plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// A precise wait to this wake time (the core's sleep: OS wait, spin).
+    Precise(u64),
+    /// A plain OS wait to this wake time.
+    Coarse(u64),
+}

@@ -1,0 +1,298 @@
+//! The process-wide waiter thread and its queue of armed timers: the loop
+//! that plans, waits (the core's sleep on an interruptible OS wait), fires
+//! in batches and charges the waiter's CPU to the precise timers; admission
+//! against the capacity; the backlog; the counters ([`stats`]).
+
+use super::learns_latency;
+use super::{fires, plan, Admission, Capacity, Plan, BEHIND_BACKLOG, SLOT_NS};
+use crate::platform::{Platform, System};
+use crate::Sleeper;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+/// Counters of the process-wide waiter (see [`stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaiterStats {
+    /// Timers armed and not yet fired or dropped.
+    pub pending: usize,
+    /// Whether the waiter thread is parked with nothing to wait for (also
+    /// `true` before it was ever started).
+    pub idle: bool,
+    /// Timers armed since the process started.
+    pub armed: u64,
+    /// Of those, the ones armed coarse (past the capacity, or while behind).
+    pub coarse: u64,
+    /// Timers fired.
+    pub fired: u64,
+    /// Timers dropped before they fired.
+    pub cancelled: u64,
+    /// Fired timers whose task was not polled yet.
+    pub backlog: u64,
+    /// The stated capacity: deadlines per second served precisely ([`capacity`]).
+    pub capacity_per_s: u64,
+    /// The learned cost of one precise deadline, ns.
+    pub cost_ns: u64,
+}
+
+pub(super) struct Shared {
+    pub(super) waker: Mutex<Option<Waker>>,
+    /// Clock reading when the waiter fired this timer; 0 = not fired.
+    pub(super) fired_at: AtomicU64,
+    /// The waiter's CPU time per precise timer of this one's batch, ns.
+    pub(super) fire_cost_ns: AtomicU64,
+    /// This wake-up is a latency sample ([`learns_latency`]).
+    pub(super) learn: AtomicBool,
+    /// The firing was seen by a poll (or the timer dropped): out of the backlog.
+    pub(super) seen: AtomicBool,
+}
+
+#[derive(Default)]
+pub(super) struct Queue {
+    /// Armed precise timers by (wake time, id): the first is the next to fire.
+    pub(super) precise: BTreeMap<(u64, u64), Arc<Shared>>,
+    /// Armed coarse timers by (deadline, id).
+    pub(super) coarse: BTreeMap<(u64, u64), Arc<Shared>>,
+    pub(super) admission: Admission,
+    /// The earliest wake time changed since the waiter planned its wait.
+    pub(super) changed: bool,
+    pub(super) idle: bool,
+    pub(super) started: bool,
+    pub(super) next_id: u64,
+    pub(super) armed: u64,
+    pub(super) coarse_armed: u64,
+    pub(super) fired: u64,
+    pub(super) cancelled: u64,
+}
+
+pub(super) struct WaiterCore {
+    pub(super) queue: Mutex<Queue>,
+    pub(super) cv: Condvar,
+    pub(super) backlog: AtomicU64,
+    pub(super) capacity: Mutex<Capacity>,
+}
+
+impl WaiterCore {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn capacity(&self) -> MutexGuard<'_, Capacity> {
+        self.capacity.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+pub(super) fn core() -> &'static WaiterCore {
+    static CORE: OnceLock<WaiterCore> = OnceLock::new();
+    CORE.get_or_init(|| WaiterCore {
+        queue: Mutex::new(Queue {
+            idle: true,
+            ..Queue::default()
+        }),
+        cv: Condvar::new(),
+        backlog: AtomicU64::new(0),
+        capacity: Mutex::new(Capacity::new()),
+    })
+}
+
+/// The waiter's stated capacity: deadlines per second it and the executors
+/// serve precisely on this host, from the measured cost of a precise
+/// deadline ([`Capacity::per_second`]). Past it, deadlines are served coarse:
+/// at their deadline plus the OS wake-up and the executor's queue.
+pub fn capacity() -> u64 {
+    core().capacity().per_second()
+}
+
+/// Admits a precise timer for `deadline_ns` woken `lead_ns` early, if the
+/// lead is not zero and the deadline's slot has room ([`Admission`]);
+/// otherwise counts a coarse one.
+pub(super) fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
+    let core = core();
+    let per_slot = core.capacity().per_slot_at(deadline_ns / SLOT_NS);
+    let mut q = core.lock();
+    let precise = lead_ns > 0 && q.admission.try_admit(deadline_ns, per_slot);
+    if !precise {
+        q.coarse_armed += 1;
+    }
+    precise
+}
+
+/// Whether the executors are behind: more than [`BEHIND_BACKLOG`] fired
+/// timers whose task was not polled yet.
+pub fn behind() -> bool {
+    core().backlog.load(Ordering::Relaxed) > BEHIND_BACKLOG
+}
+
+/// The waiter's OS wait: a timed wait on the queue's condition variable
+/// (a futex wait with a relative timeout on Linux, under the thread's 1 ns
+/// timer slack), reported as interrupted when the earliest wake time
+/// changes. Everything else is the real [`System`].
+#[derive(Clone, Copy, Debug)]
+struct QueueWait {
+    system: System,
+}
+
+impl Platform for QueueWait {
+    fn now_ns(&self) -> u64 {
+        self.system.now_ns()
+    }
+
+    fn os_wait_until(&self, target_ns: u64) -> crate::OsWake {
+        let core = core();
+        let mut q = core.lock();
+        loop {
+            if q.changed {
+                return crate::OsWake::Interrupted;
+            }
+            let now = self.system.now_ns();
+            if now >= target_ns {
+                return crate::OsWake::Completed;
+            }
+            let timeout = Duration::from_nanos(target_ns - now);
+            q = core
+                .cv
+                .wait_timeout(q, timeout)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn relax(&self) {
+        self.system.relax();
+    }
+
+    fn yield_now(&self) {
+        self.system.yield_now();
+    }
+
+    fn try_begin_spin(&self) -> bool {
+        self.system.try_begin_spin()
+    }
+
+    fn end_spin(&self) {
+        self.system.end_spin();
+    }
+
+    fn prepare_thread(&self) {
+        self.system.prepare_thread();
+    }
+
+    fn ns_from_instant(&self, instant: Instant) -> u64 {
+        self.system.ns_from_instant(instant)
+    }
+
+    fn instant_from_ns(&self, ns: u64) -> Instant {
+        self.system.instant_from_ns(ns)
+    }
+}
+
+pub(super) fn run_waiter() {
+    let core = core();
+    let wait = QueueWait {
+        system: System::new(true),
+    };
+    wait.prepare_thread();
+    let mut sleeper = Sleeper::builder().build_with(wait);
+    // The waiter's CPU time in precise waits since its last precise batch.
+    let mut precise_cpu = 0u64;
+    loop {
+        let next = {
+            let mut q = core.lock();
+            let next = loop {
+                let p = q.precise.first_key_value().map(|(k, _)| k.0);
+                let c = q.coarse.first_key_value().map(|(k, _)| k.0);
+                if let Some(next) = plan(p, c) {
+                    break next;
+                }
+                q.idle = true;
+                q = core.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
+            };
+            q.idle = false;
+            q.changed = false;
+            next
+        };
+        // Interrupted (an earlier timer was armed, or the first one dropped):
+        // plan again from the new queue.
+        let now = match next {
+            Plan::Precise(target) => {
+                let cpu0 = crate::os::thread_cpu_ns();
+                let woke = sleeper.sleep_until_ns_interruptible(target, &mut || false);
+                precise_cpu += crate::os::thread_cpu_ns().saturating_sub(cpu0);
+                match woke {
+                    Ok(now) => now,
+                    Err(_) => continue,
+                }
+            }
+            Plan::Coarse(target) => match wait.os_wait_until(target) {
+                crate::OsWake::Completed => wait.now_ns(),
+                _ => continue,
+            },
+        };
+        let due = {
+            let mut q = core.lock();
+            let mut due = Vec::new();
+            while let Some(entry) = q.precise.first_entry() {
+                if !fires(entry.key().0, true, now) {
+                    break;
+                }
+                due.push(entry.remove());
+            }
+            let precise = due.len();
+            while let Some(entry) = q.coarse.first_entry() {
+                if !fires(entry.key().0, false, now) {
+                    break;
+                }
+                due.push(entry.remove());
+            }
+            q.fired += due.len() as u64;
+            q.admission.forget_before(now);
+            let before = core.backlog.fetch_add(due.len() as u64, Ordering::Relaxed);
+            let learns = precise > 0 && learns_latency(true, before);
+            let fire_cost_ns = precise_cpu / (precise.max(1) as u64);
+            if precise > 0 {
+                precise_cpu = 0;
+            }
+            // Marked fired under the lock: a timer dropped from here on (it
+            // is no longer in the queue) sees that it fired and leaves the
+            // backlog itself.
+            for (i, shared) in due.iter().enumerate() {
+                shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
+                shared.learn.store(i == 0 && learns, Ordering::Relaxed);
+                shared.fired_at.store(now.max(1), Ordering::SeqCst);
+            }
+            due
+        };
+        // fired_at first, then the waker: a task that installs a new waker
+        // and then sees fired_at == 0 is sure to be woken with it.
+        for shared in due {
+            let waker = shared
+                .waker
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+    }
+}
+
+/// The process-wide waiter's counters and state.
+pub fn stats() -> WaiterStats {
+    let core = core();
+    let cap = *core.capacity();
+    let q = core.lock();
+    WaiterStats {
+        pending: q.precise.len() + q.coarse.len(),
+        idle: q.idle,
+        armed: q.armed,
+        coarse: q.coarse_armed,
+        fired: q.fired,
+        cancelled: q.cancelled,
+        backlog: core.backlog.load(Ordering::Relaxed),
+        capacity_per_s: cap.per_second(),
+        cost_ns: cap.cost_ns(),
+    }
+}
