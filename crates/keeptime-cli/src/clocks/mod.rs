@@ -2,7 +2,6 @@
 //! command. Renders
 //! [`keeptime::clocks::inspect`]: a table of the clocks, the machine, and the
 //! findings in plain words; or the whole report as JSON.
-
 //!
 //! This module is the command: its options, the async waiter's probe and
 //! the JSON; [`text`] writes the report in words.
