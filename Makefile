@@ -32,7 +32,7 @@ test-rust:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime
 
 # The core's side-by-side comparison with std::thread::sleep, a pure spin and
-# the spin_sleep crate, in one process (crates/keeptime/benches/peers.rs).
+# the spin_sleep crate, in one process (crates/keeptime/benches/peers/).
 bench-peers:
 	$(CARGO) bench --locked -p keeptime --bench peers
 

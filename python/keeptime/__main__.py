@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import List, Optional
 
 import keeptime
-from keeptime import _bench, _crowd, _format
+from keeptime import _bench, _bench_text, _crowd, _format
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "min": 60 * 10**9, "h": 3600 * 10**9}
 _DURATION = re.compile(r"^\s*\+?(?P<num>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(?P<unit>[a-zµμ]*)\s*$")
@@ -119,7 +119,7 @@ def bench(args: argparse.Namespace) -> int:
         tail_target=args.tail_target,
     )
     doc = _bench.run(config, progress=sys.stderr if sys.stderr.isatty() else None)
-    out.write(_bench.render(doc))
+    out.write(_bench_text.render(doc))
     if not args.no_ffi:
         costs = _bench.ffi_cost()
         out.write(
@@ -140,7 +140,7 @@ def bench(args: argparse.Namespace) -> int:
     if args.export_json:
         _write(args.export_json, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     if args.export_markdown:
-        _write(args.export_markdown, _bench.markdown(doc) + (f"\n{_crowd.table_markdown(crowd)}" if crowd else ""))
+        _write(args.export_markdown, _bench_text.markdown(doc) + (f"\n{_crowd.table_markdown(crowd)}" if crowd else ""))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import keeptime
-from keeptime import _bench, _format, _stats
+from keeptime import _bench, _bench_text, _format, _stats
 
 SCHEMA = Path(__file__).resolve().parents[2] / "spec" / "bench-result.schema.json"
 
@@ -71,7 +71,7 @@ def test_keeptime_rows_carry_their_sleepers_stats(doc):
         assert st["os_waits"] >= 0 and st["cpu_estimate_ns"] >= st["spin_ns"] >= 0
         if c["method"] == "keeptime-spin":
             assert st["os_waits"] == 0
-    text = _bench.render(doc)
+    text = _bench_text.render(doc)
     header = [line.split() for line in text.splitlines() if line.strip().startswith("sleeper stats")]
     assert header and header[0] == ["sleeper", "stats", "target", "late", "OS", "waits/sleep", "CPU", "est.", "CPU"]
 
@@ -93,7 +93,7 @@ def test_targets_name_each_target_cell_met_or_missed():
         {"method": "keeptime-sleep", "duration_ns": 20_000, "p50_ns": 300, "early": 0},  # no target there
         {"method": "time-sleep", "duration_ns": 1_000_000, "p50_ns": 60_000, "early": 0},  # nor for it
     ]
-    lines = _bench.targets({"results": cells})
+    lines = _bench_text.targets({"results": cells})
     assert [line.split()[0] for line in lines] == ["keeptime-sleep", "keeptime-ticker", "keeptime-sleep"]
     assert [line.split()[-1] for line in lines] == ["met", "MISSED", "MISSED"]
 
@@ -109,14 +109,14 @@ def test_the_tail_target_reaches_the_keeptime_rows():
 
 
 def test_tables_have_the_cli_columns(doc):
-    text = _bench.render(doc)
+    text = _bench_text.render(doc)
     header = next(line for line in text.splitlines() if line.strip().startswith("method"))
     assert header.split() == [
         "method", "p50", "p90", "p99", "p99.9", "max", "mean", "±", "σ", "early", "CPU", "samples", "return", "p50/p90"
     ]
     assert "wait 20 µs" in text and "wait 300 µs" in text
     assert "keeptime: p99" in text
-    md = _bench.markdown(doc)
+    md = _bench_text.markdown(doc)
     assert "| method | p50 | p90 | p99 | p99.9 | max | mean ± σ | early | CPU | samples | return p50/p90 |" in md
     assert md.count("| sleeper stats | target | late | OS waits/sleep | CPU est. | CPU |") == 2
 

@@ -6,7 +6,7 @@ import inspect
 import pytest
 
 import keeptime
-from keeptime import _bench, _clocks, _crowd, _format, _stats
+from keeptime import _bench, _bench_text, _clocks, _crowd, _format, _stats
 
 PUBLIC = [getattr(keeptime, name) for name in keeptime.__all__ if name != "__version__"]
 
@@ -34,7 +34,7 @@ def test_version():
 
 def _doctests():
     finder = doctest.DocTestFinder(exclude_empty=True)
-    objs = [keeptime, _clocks, _format, _stats, _bench, _crowd] + PUBLIC
+    objs = [keeptime, _clocks, _format, _stats, _bench, _bench_text, _crowd] + PUBLIC
     seen = set()
     for obj in objs:
         targets = [obj] + ([m for _, m in _members(obj)] if inspect.isclass(obj) else [])

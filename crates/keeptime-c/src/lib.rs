@@ -67,11 +67,13 @@ pub use sleep::{
     KT_TAIL_STRICT,
 };
 pub use status::{kt_status, kt_strerror};
-pub use ticker::{
-    kt_missed, kt_schedule, kt_schedule_create, kt_schedule_free, kt_schedule_new,
+pub use ticker::schedule::{
+    kt_schedule, kt_schedule_create, kt_schedule_free, kt_schedule_new,
     kt_schedule_next_deadline_ns, kt_schedule_next_index, kt_schedule_poll, kt_schedule_reset,
-    kt_schedule_set_period, kt_schedule_stats, kt_schedule_woke, kt_stats, kt_step, kt_step_kind,
-    kt_tick, kt_ticker, kt_ticker_create, kt_ticker_free, kt_ticker_new,
+    kt_schedule_set_period, kt_schedule_stats, kt_schedule_woke, kt_step, kt_step_kind,
+};
+pub use ticker::{
+    kt_missed, kt_stats, kt_tick, kt_ticker, kt_ticker_create, kt_ticker_free, kt_ticker_new,
     kt_ticker_next_deadline_ns, kt_ticker_period_ns, kt_ticker_policy, kt_ticker_reset,
     kt_ticker_set_period, kt_ticker_stats, kt_ticker_wait, kt_ticker_wait_interruptible,
 };

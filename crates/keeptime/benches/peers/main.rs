@@ -36,8 +36,12 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+#[path = "../common/mod.rs"]
 mod common;
+mod crowds;
+mod oracle;
 use common::{fmt_d, fmt_ns, ok};
+use crowds::crowds;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Method {
@@ -246,44 +250,6 @@ fn summarize(errors: &mut [i64], cpu_ns: u64, wall_ns: u64) -> Summary {
     }
 }
 
-/// `threads` threads, each sleeping `d` in a loop for about `total` with
-/// `method`, started together; their errors and the process CPU over the run.
-fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
-    let n = (total.as_nanos() / d.as_nanos()).max(1) as usize;
-    let start = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let start = std::sync::Arc::clone(&start);
-            thread::spawn(move || {
-                // A user's thread starts with the process's default timer
-                // slack, not whatever the bench's main thread set since
-                // (recording the oracle's trace sets 1 ns): keeptime sets
-                // its own, std::thread::sleep and spin_sleep live with it.
-                if let Some(&slack) = DEFAULT_SLACK.get() {
-                    let _ = os::set_timer_slack_ns(slack);
-                }
-                let mut w = Waiters::new(method);
-                start.wait();
-                run(method, &mut w, d, n).errors
-            })
-        })
-        .collect();
-    start.wait();
-    let cpu0 = os::process_cpu_ns();
-    let wall0 = os::monotonic_ns();
-    let errors: Vec<i64> = handles
-        .into_iter()
-        .flat_map(|h| h.join().expect("a crowd thread panicked"))
-        .collect();
-    Cell {
-        errors,
-        return_gaps: Vec::new(),
-        cpu_ns: os::process_cpu_ns() - cpu0,
-        wall_ns: os::monotonic_ns() - wall0,
-        stats: None,
-    }
-}
-
 /// One method's samples over a duration's rounds.
 #[derive(Default)]
 struct Acc {
@@ -447,76 +413,6 @@ fn main() {
     crowds(scale);
 }
 
-/// The crowd rows: threads each sleeping `d` in a loop, every method
-/// in the same process, in two interleaved rounds, samples pooled.
-fn crowds(scale: f64) {
-    let cpus = thread::available_parallelism().map_or(1, |n| n.get());
-    let shapes = [
-        (4, Duration::from_millis(1)),
-        (16, Duration::from_millis(1)),
-        (64, Duration::from_millis(1)),
-        (16, Duration::from_micros(250)),
-    ];
-    let methods = [
-        Method::StdSleep,
-        Method::SpinSleep,
-        Method::Keeptime(TailTarget::BALANCED),
-        Method::KeeptimeIdleHint,
-    ];
-    let total = Duration::from_secs_f64(1.5 * scale.max(0.2));
-    let rounds = 2;
-    let status = keeptime::pmqos::query();
-    println!(
-        "\n## crowds: threads sleeping in a loop on {cpus} CPUs, {rounds} interleaved rounds of {:.1} s per method, process CPU in % of one core\n",
-        total.as_secs_f64()
-    );
-    println!(
-        "(cpuidle driver {}; PM QoS CPU latency in force {}; this process {} hold the idle hint)\n",
-        status.driver.as_deref().unwrap_or("unknown"),
-        status
-            .in_force_us
-            .map_or("unreadable".into(), |v| format!("{v} µs")),
-        if status.may_request { "may" } else { "may not" }
-    );
-    println!("| threads × sleep | method | p50 error | p99 error | max error | early | late > 2 µs | process CPU |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|");
-    for (threads, d) in shapes {
-        let mut acc: Vec<(Vec<i64>, u64, u64)> =
-            methods.iter().map(|_| (Vec::new(), 0, 0)).collect();
-        for r in 0..rounds {
-            for k in 0..methods.len() {
-                // The second round runs the methods in reverse order.
-                let i = if r % 2 == 0 { k } else { methods.len() - 1 - k };
-                let c = crowd(methods[i], threads, d, total);
-                acc[i].0.extend(c.errors);
-                acc[i].1 += c.cpu_ns;
-                acc[i].2 += c.wall_ns;
-            }
-        }
-        let sums: Vec<Summary> = acc
-            .iter_mut()
-            .map(|(e, c, w)| summarize(e, *c, *w))
-            .collect();
-        for (m, s) in methods.iter().zip(&sums) {
-            println!(
-                "| {threads} × {} | {} | {} |",
-                fmt_d(d),
-                m.name(),
-                summary_cells(s, 1)
-            );
-        }
-        let (std_s, peer, kt) = (&sums[0], &sums[1], &sums[2]);
-        println!(
-            "| | targets | p50 ≤ spin_sleep, std: {} | p99 ≤ spin_sleep, std: {} | max ≤ 2 ms: {} | zero early: {} | | CPU ≤ spin_sleep: {} |",
-            ok(kt.p50 <= peer.p50 && kt.p50 <= std_s.p50),
-            ok(kt.p99 <= peer.p99 && kt.p99 <= std_s.p99),
-            ok(kt.max <= 2_000_000),
-            ok(sums[2].early + sums[3].early == 0),
-            ok(kt.cpu <= peer.cpu)
-        );
-    }
-}
-
 fn read_trim(path: &str) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_owned())
@@ -570,87 +466,4 @@ fn summary_cells(s: &Summary, decimals: usize) -> String {
         s.late * 100.0,
         s.cpu
     )
-}
-
-mod oracle {
-    //! The oracle of a wake-up trace recorded in this run ([`keeptime::trace`]):
-    //! the least CPU any "OS wait(s), then spin" plan needs on this machine,
-    //! as it is right now, for a given share of late sleeps.
-    use super::*;
-    use keeptime::trace::{self, Oracle, RecordOptions, Trace};
-
-    /// Draws per oracle evaluation (4000 leave a 0.1 % tail 4 late sleeps).
-    const DRAWS: usize = 40_000;
-
-    pub struct Recorded {
-        trace: Trace,
-    }
-
-    /// Records a trace of this machine now (12 s × scale, at least 3 s) and
-    /// writes it to `target/bench-peers-trace.csv.gz` for `keeptime trace --oracle`.
-    pub fn record(scale: f64) -> Option<Recorded> {
-        let opts = RecordOptions {
-            total_ns: (12e9 * scale).max(3e9) as u64,
-            ..RecordOptions::default()
-        };
-        println!(
-            "recording a wake-up trace of this machine for the oracle ({:.0} s)...",
-            opts.total_ns as f64 / 1e9
-        );
-        let trace = match trace::record(&opts, |_| {}) {
-            Ok(t) => t,
-            Err(e) => {
-                println!("no oracle: recording the trace failed: {e}");
-                return None;
-            }
-        };
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/bench-peers-trace.csv.gz");
-        match trace.write(&path) {
-            Ok(()) => println!("trace written to {}", path.display()),
-            Err(e) => println!("trace not written: {e}"),
-        }
-        Some(Recorded { trace })
-    }
-
-    impl Recorded {
-        /// Prints the oracle's CPU next to keeptime's at each target, and the
-        /// 1 % target's ratio against the 1.3× bound.
-        pub fn print_against(&self, d: Duration, sums: &[Summary], methods: &[Method]) {
-            let oracle = match Oracle::new(&self.trace, DRAWS, 1) {
-                Ok(o) => o,
-                Err(e) => {
-                    println!("- oracle: {e}");
-                    return;
-                }
-            };
-            let outcomes = match oracle.outcomes(d.as_nanos() as u64) {
-                Ok(o) => o,
-                Err(e) => {
-                    println!("- oracle: {e}");
-                    return;
-                }
-            };
-            for (m, s) in methods.iter().zip(sums) {
-                let Method::Keeptime(t) = *m else { continue };
-                let Ok(best) = outcomes.best(t.share()) else {
-                    continue;
-                };
-                let oracle_cpu = best.cpu_share * 100.0;
-                let ratio = s.cpu / oracle_cpu.max(1e-9);
-                let verdict = if t == TailTarget::BALANCED {
-                    format!(" (≤ 1.3×: {})", ok(ratio <= 1.3))
-                } else {
-                    String::new()
-                };
-                println!(
-                    "- target {t}: keeptime CPU {:.2} % vs the oracle's {:.2} % on this run's trace = {ratio:.2}×{verdict}; oracle plan: {} (its late share {:.2} %)",
-                    s.cpu,
-                    oracle_cpu,
-                    best.plan,
-                    best.late_share * 100.0
-                );
-            }
-        }
-    }
 }

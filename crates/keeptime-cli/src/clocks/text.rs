@@ -1,99 +1,11 @@
-//! `keeptime clocks`: what this machine's clocks and timers do, in one
-//! command. Renders
-//! [`keeptime::clocks::inspect`]: a table of the clocks, the machine, and the
-//! findings in plain words; or the whole report as JSON.
+//! The `keeptime clocks` report in words: the clocks' table, the machine's
+//! lines (with the idle-latency state and what this process may do about
+//! it), and the findings.
 
 use crate::output::format;
-use anyhow::Result;
-use clap::Args;
-use keeptime::clocks::{ClockInfo, ClockReport, MachineInfo, Severity};
-pub use keeptime::clocks::{DeviceAccess, IdleLatency};
+use keeptime::clocks::{ClockInfo, ClockReport, IdleLatency, MachineInfo, Severity};
 use keeptime::pmqos::{self, IdleLatencyStatus};
 use std::fmt::Write as _;
-
-/// The machine description for bench results, read before anything changed
-/// the thread's timer slack.
-pub fn machine_info() -> MachineInfo {
-    keeptime::clocks::inspect().machine
-}
-
-/// `keeptime clocks` options.
-#[derive(Debug, Args)]
-pub struct ClocksArgs {
-    /// Print the whole report as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Precise async deadlines the probe waits for, and how long each is.
-const PROBE_WAITS: u32 = 200;
-const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// What the process-wide async waiter can serve precisely on this machine
-/// (`spec/waiter.md`, *Capacity*), measured by [`keeptime::waiter::probe_capacity`].
-#[derive(Clone, Copy, Debug, serde::Serialize)]
-pub struct AsyncWaiter {
-    /// Precise deadlines per second the waiter admits; past it, async sleeps
-    /// end on the runtime's own timer.
-    pub capacity_per_s: u64,
-    /// What one precise deadline cost (the waiter's CPU plus the task's
-    /// finish), ns.
-    pub cost_ns: u64,
-    /// The probe: this many waits of `probe_wait_ns`, one after another.
-    pub probe_waits: u32,
-    /// Length of each probe wait, ns.
-    pub probe_wait_ns: u64,
-}
-
-impl AsyncWaiter {
-    /// Runs the probe (about 0.2 s).
-    pub fn probe() -> Self {
-        let capacity_per_s = keeptime::waiter::probe_capacity(PROBE_WAITS, PROBE_WAIT);
-        AsyncWaiter {
-            capacity_per_s,
-            cost_ns: keeptime::waiter::stats().cost_ns,
-            probe_waits: PROBE_WAITS,
-            probe_wait_ns: PROBE_WAIT.as_nanos() as u64,
-        }
-    }
-
-    /// The report's line: capacity, cost and how it was measured.
-    pub fn text(&self) -> String {
-        format!(
-            "{} precise deadlines/s (one costs {}; from {} waits of {}; past it async sleeps end on the runtime's own timer)",
-            self.capacity_per_s,
-            format::duration(self.cost_ns),
-            self.probe_waits,
-            format::duration(self.probe_wait_ns),
-        )
-    }
-}
-
-/// `keeptime clocks --json`: the core's report and the async waiter's capacity.
-#[derive(serde::Serialize)]
-struct ClocksJson<'a> {
-    #[serde(flatten)]
-    report: &'a ClockReport,
-    async_waiter: AsyncWaiter,
-}
-
-/// Runs `keeptime clocks`.
-pub fn run(json: bool) -> Result<()> {
-    let report = keeptime::clocks::inspect();
-    let waiter = AsyncWaiter::probe();
-    if json {
-        let doc = ClocksJson {
-            report: &report,
-            async_waiter: waiter,
-        };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        let color = console::colors_enabled();
-        print!("{}", render(&report, report.idle_latency.as_ref(), color));
-        println!("\nasync waiter\n  capacity         {}", waiter.text());
-    }
-    Ok(())
-}
 
 fn owner_name(uid: u32) -> String {
     if uid == 0 {
@@ -471,6 +383,7 @@ pub fn render(report: &ClockReport, idle: Option<&IdleLatency>, color: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use keeptime::clocks::DeviceAccess;
 
     fn status(driver: Option<&str>, in_force_us: Option<i32>, may: bool) -> IdleLatencyStatus {
         IdleLatencyStatus {
