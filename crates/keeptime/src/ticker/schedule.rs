@@ -17,7 +17,7 @@ pub enum Step {
     Now(TickNs),
 }
 
-/// The pure state machine behind [`Ticker`]: deadlines, missed-tick policies
+/// The pure state machine behind [`Ticker`](super::Ticker): deadlines, missed-tick policies
 /// and stats, with no clock of its own (spec/ticker.md; the vectors in
 /// `spec/vectors/ticker.json` drive it directly).
 #[derive(Clone, Debug)]
