@@ -29,7 +29,8 @@ test-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) test --workspace --locked
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked --workspace
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p keeptime --all-features
 
 # The core's side-by-side comparison with std::thread::sleep, a pure spin and
 # the spin_sleep crate, in one process (crates/keeptime/benches/peers/).

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import datetime
 import platform
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO

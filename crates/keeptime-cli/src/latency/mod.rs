@@ -1,5 +1,5 @@
 //! `keeptime latency`: periodic wake-up latency measured the way rt-tests'
-//! `cyclictest` does (see [`args::LATENCY_ABOUT`] and spec/bench-result.md,
+//! `cyclictest` does (see `args::LATENCY_ABOUT` and spec/bench-result.md,
 //! "The periodic schedule").
 //!
 //! * [`args`]: the options and their value parsers.

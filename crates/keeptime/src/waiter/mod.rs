@@ -2,7 +2,7 @@
 //! [`Waker`](std::task::Waker) a learned *executor wake-up latency* before the task's deadline,
 //! so that the task, when polled, is just short of its deadline and finishes
 //! with a few µs of work of its own. Feature `async`; used by
-//! [`keeptime::tokio`](crate::tokio) and by the Python binding's
+//! `keeptime::tokio` and by the Python binding's
 //! `keeptime.asyncio`. The rules are `spec/waiter.md`'s.
 //!
 //! # How a precise async sleep runs

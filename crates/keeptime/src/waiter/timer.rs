@@ -248,7 +248,7 @@ impl Drop for Timer {
 }
 
 /// A precise wait toward one deadline, driven by polls: the state machine
-/// behind [`keeptime::tokio`](crate::tokio)'s futures and the Python
+/// behind `keeptime::tokio`'s futures and the Python
 /// binding's `keeptime.asyncio.sleep`, over a [`WakeLatency`] of the caller's
 /// choosing (one per executor or event loop).
 #[derive(Debug)]
