@@ -30,9 +30,12 @@ Under load: the waiter serves precisely up to its stated capacity,
 :func:`capacity` deadlines per second on this host (learned from what a
 precise deadline costs the waiter and the loop). Past it, and while the loop
 is behind on the sleeps already woken, a sleep is *coarse*: it awaits the
-loop's own timer (``asyncio.sleep``) to its deadline and finishes in the
-next step, with no lead, no yield and no spin, so it degrades to exactly what
-``asyncio.sleep`` does, at its cost, and is still never early.
+loop's own timer (as ``asyncio.sleep`` does) to its deadline and finishes in
+the next step, with no lead, no yield and no spin, so it degrades to what
+``asyncio.sleep`` does, at its cost, and is still never early. A loop timer
+that returns before the deadline (uvloop's clock is in whole milliseconds)
+hands the rest to the waiter's own coarse timer, one OS wake-up for the
+sleeps of the next 250 µs, instead of another early wait.
 
 Cancellation (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) raises
 ``CancelledError`` at once and disarms the timer.
@@ -69,15 +72,11 @@ _DONE, _YIELD, _WAIT, _COARSE = 0, 1, 2, 3
 class _LoopTimers:
     """One loop's wake-up channel and the futures its sleeps await."""
 
-    __slots__ = ("signal", "futures", "early_ns", "__weakref__")
+    __slots__ = ("signal", "futures", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.signal = _keeptime._LoopSignal()
         self.futures: Dict[int, asyncio.Future[None]] = {}
-        #: How early the loop's own timer has returned (uvloop's millisecond
-        #: clock can be up to 1 ms behind): coarse waits ask for this much
-        #: more, so they do not end in a chain of ever shorter early waits.
-        self.early_ns = 0
         loop.add_reader(self.signal.fileno(), self._fired)
 
     def _fired(self) -> None:
@@ -106,19 +105,22 @@ def _yield() -> Generator[None, None, None]:
 _mono = time.monotonic_ns
 
 
-async def _coarse(timers: _LoopTimers, deadline_ns: int) -> int:
-    """A coarse wait: the loop's own timer (``asyncio.sleep``) until the
-    deadline; returns the clock reading after it (which may still be before
-    the deadline: the caller steps again)."""
-    pad = timers.early_ns
-    await asyncio.sleep(max(deadline_ns - _mono() + pad, 0) / 1e9)
-    now = _mono()
-    early = deadline_ns - now
-    if early > 0 or pad:
-        # A decaying maximum, capped at 2 ms: an early return raises it, and
-        # it decays by 1/16 per coarse wait that was not early.
-        timers.early_ns = min(max(early, pad - pad // 16), 2_000_000)
-    return now
+async def _coarse(loop: asyncio.AbstractEventLoop, deadline_ns: int) -> None:
+    """A coarse wait: the loop's own timer until the deadline, as
+    ``asyncio.sleep`` waits (its steps written out: one coroutine less per
+    sleep). On uvloop, whose clock is in whole milliseconds, it may return
+    before the deadline: the caller hands the rest to the waiter."""
+    fut: asyncio.Future[None] = loop.create_future()
+    handle = loop.call_later(max(deadline_ns - _mono(), 0) / 1e9, _set_result, fut)
+    try:
+        await fut
+    finally:
+        handle.cancel()
+
+
+def _set_result(fut: "asyncio.Future[None]") -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 async def _pause(wait: "_keeptime._AsyncSleep", step: int, timers: _LoopTimers) -> None:
@@ -149,14 +151,18 @@ async def sleep_until_ns(deadline_ns: int) -> int:
     """Sleep precisely until ``deadline_ns`` (a ``time.monotonic_ns()``
     reading) and return the first clock reading at or after it (never
     earlier). A past deadline returns at once, without yielding."""
-    timers = _timers_of(asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    timers = _timers_of(loop)
     wait = _keeptime._AsyncSleep(timers.signal, deadline_ns)
     step = wait.step()
     while step:
         if step == _COARSE:
-            now = await _coarse(timers, deadline_ns)
+            await _coarse(loop, deadline_ns)
+            now = _mono()
             if now >= deadline_ns:
                 return now
+            # The loop's timer returned early: the rest is the waiter's.
+            wait.waiter_coarse()
         else:
             await _pause(wait, step, timers)
         step = wait.step()
@@ -181,13 +187,16 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     if deadline is None:
         await _yield()
         return result
-    timers = _timers_of(asyncio.get_running_loop())
+    loop = asyncio.get_running_loop()
+    timers = _timers_of(loop)
     wait = _keeptime._AsyncSleep(timers.signal, deadline)
     step = wait.step()
     while step:
         if step == _COARSE:
-            if await _coarse(timers, deadline) >= deadline:
+            await _coarse(loop, deadline)
+            if _mono() >= deadline:
                 return result
+            wait.waiter_coarse()
         else:
             await _pause(wait, step, timers)
         step = wait.step()

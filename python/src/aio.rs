@@ -18,8 +18,10 @@
 //! Past the waiter's capacity (`keeptime::waiter::capacity`), or while the
 //! loop is behind on the sleeps already fired, a sleep is *coarse*: no timer
 //! with the waiter, `step()` answers 3 and the coroutine awaits the loop's
-//! own timer (`asyncio.sleep`) to its deadline, then finishes as usual: it
-//! degrades to exactly the loop's own timer, at its cost.
+//! own timer (as `asyncio.sleep` does) to its deadline, then finishes as
+//! usual: it degrades to the loop's own timer, at its cost. If that timer
+//! returns before the deadline (uvloop's millisecond clock), the sleep asks
+//! for the waiter's coarse timer for the rest (`waiter_coarse`).
 
 use keeptime::waiter::{
     PreciseWait, Progress, Step, WakeLatency, FINISH_SPIN_NS, MAX_FINISH_SPIN_NS,
@@ -242,6 +244,14 @@ impl AsyncSleep {
             Progress::Pending(Step::Arm { lead_ns: 0 }) if !self.wait.is_armed() => COARSE,
             Progress::Pending(_) => WAIT,
         }
+    }
+
+    /// The loop's own timer returned before the deadline (uvloop's clock is
+    /// in whole milliseconds): from now on this sleep's coarse waits are the
+    /// waiter's coarse timers (`step()` answers 2, not 3), so the rest is
+    /// not another early wait on the same timer.
+    fn waiter_coarse(&mut self) {
+        self.wait.set_caller_coarse(false);
     }
 
     /// Disarms the timer (cancellation, or the end of the sleep).

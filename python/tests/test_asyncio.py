@@ -242,3 +242,24 @@ def test_the_module_docs_example_runs():
 
     failures, tried = doctest.testmod(kta, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0
+
+
+def test_an_early_loop_timer_hands_the_rest_to_the_waiter():
+    # Sleeps to one deadline fill its slot's precise places (at most 250 a
+    # 1 ms slot at any capacity); the next ones are coarse, on the loop's own
+    # timer (step 3). After the loop's timer returned early, the same sleep
+    # arms a coarse timer with the waiter instead (step 2, armed).
+    signal = keeptime._keeptime._LoopSignal()
+    deadline = time.monotonic_ns() + 3_600_000_000_000
+    sleeps = [keeptime._keeptime._AsyncSleep(signal, deadline) for _ in range(300)]
+    steps = [s.step() for s in sleeps]
+    coarse = [s for s, step in zip(sleeps, steps) if step == 3]
+    assert coarse and set(steps) <= {2, 3}
+    waiting = kta._waiter_state()[0]
+    assert not coarse[0].armed
+    coarse[0].waiter_coarse()
+    assert coarse[0].step() == 2 and coarse[0].armed
+    assert kta._waiter_state()[0] == waiting + 1
+    for s in sleeps:
+        s.cancel()
+    assert kta._waiter_state()[0] == 0
