@@ -18,7 +18,8 @@
 //!   of its rows when it has one round) makes a profile
 //!   (`Profile::from_trace`), and a sleeper started from it replays the rest,
 //!   held against the oracle of the rest, beside a fresh sleeper on the same
-//!   rest.
+//!   rest. `KEEPTIME_PROFILE_KEEP=N` keeps only the last N wake-ups per
+//!   bucket in that profile (`Profile::from_trace_keeping`).
 //! * **Live** on this host (`--no-live` or `KEEPTIME_CONVERGENCE_LIVE=0`
 //!   skips it): a wake-up trace is recorded first (about 4 s) for the oracle,
 //!   then a fresh keeptime sleeper, a keeptime sleeper started from a profile
@@ -291,7 +292,11 @@ fn replay_from_profile(trace: &Trace, tally: &mut Tally) {
     let Ok(oracle) = Oracle::new(&rest, ORACLE_DRAWS, 1) else {
         return;
     };
-    let profile = Profile::from_trace(&head, Fingerprint::this_machine());
+    let keep = std::env::var("KEEPTIME_PROFILE_KEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(keeptime::estimate::WINDOW);
+    let profile = Profile::from_trace_keeping(&head, Fingerprint::this_machine(), keep);
     let kept: usize = profile.samples().iter().sum();
     for (name, p) in [("from a profile", Some(&profile)), ("fresh", None)] {
         println!(

@@ -448,6 +448,20 @@ impl Profile {
     /// estimator answers as one that observed exactly those OS waits.
     #[cfg(feature = "trace")]
     pub fn from_trace(trace: &crate::trace::Trace, machine: Fingerprint) -> Profile {
+        Self::from_trace_keeping(trace, machine, WINDOW)
+    }
+
+    /// [`from_trace`](Self::from_trace) keeping at most `keep` (1 to
+    /// [`WINDOW`]; clamped into that range) rows per bucket: a smaller
+    /// profile weighs less against the sleeper's own first wake-ups, so a
+    /// host whose tail has shifted since the recording is followed sooner.
+    #[cfg(feature = "trace")]
+    pub fn from_trace_keeping(
+        trace: &crate::trace::Trace,
+        machine: Fingerprint,
+        keep: usize,
+    ) -> Profile {
+        let keep = keep.clamp(1, WINDOW);
         use crate::estimate::MAX_SAMPLE_NS;
         let mut rows: Vec<Vec<(u64, u64, u64)>> = vec![Vec::new(); BUCKETS];
         for r in trace.rows() {
@@ -463,7 +477,7 @@ impl Profile {
             if all.is_empty() {
                 continue;
             }
-            let kept = &all[all.len().saturating_sub(WINDOW)..];
+            let kept = &all[all.len().saturating_sub(keep)..];
             sections.push(Section {
                 bucket: b,
                 samples: kept.iter().map(|&(w, o, _)| (w, o)).collect(),
@@ -816,6 +830,44 @@ mod tests {
             e.to_string(),
             "line 4: made on another machine: cpus_online is \"2\" in the profile, \"4\" here (load it anyway with ignore_machine)"
         );
+    }
+
+    #[cfg(feature = "trace")]
+    #[test]
+    fn a_traces_profile_keeps_the_last_rows_of_each_bucket() {
+        use crate::trace::{Trace, TraceRow};
+        let row = |os_wait_ns, overshoot_ns, thread_cpu_ns| TraceRow {
+            round: 0,
+            os_wait_ns,
+            overshoot_ns,
+            thread_cpu_ns,
+        };
+        let mut rows = Vec::new();
+        for i in 0..1_100u64 {
+            rows.push(row(160_000, 5_000 + i as i64, 3_000 + i % 7));
+            if i % 2 == 0 {
+                rows.push(row(20_000, -3, 2_000));
+            }
+        }
+        rows.push(row(640_000, 2_000_000_000, 2_000_000_000));
+        let trace = Trace::from_rows(rows).unwrap();
+        let p = Profile::from_trace(&trace, here());
+        let n = p.samples();
+        assert_eq!((n[1], n[4], n[6]), (550, WINDOW, 1));
+        let text = p.to_text();
+        // bucket 4's oldest kept row is the 77th (1 100 − 1 024 = 76 dropped).
+        assert!(text.contains("bucket 4 1024\n160000 5076\n"), "{text}");
+        assert!(text.contains("bucket 1 550\n20000 0\n"));
+        assert!(text.contains("640000 1000000000\n"));
+        // Lower medians of the kept rows' CPU, capped at 1 s.
+        assert!(
+            text.contains("cost 20000 2000\ncost 160000 3003\ncost 640000 1000000000\nend\n"),
+            "{text}"
+        );
+        let small = Profile::from_trace_keeping(&trace, here(), 200);
+        assert_eq!(small.samples()[4], 200);
+        assert!(small.to_text().contains("bucket 4 200\n160000 5900\n"));
+        assert_eq!(Profile::parse(&text).unwrap(), p);
     }
 
     #[test]
