@@ -4,7 +4,7 @@
 //! A fresh sleeper needs hundreds to thousands of OS waits before its
 //! windows are full, and until then one slow wake-up *is* its margin. A
 //! profile is a small text file: a fingerprint of the machine, then per
-//! OS-wait bucket its last (at most [`WINDOW`](crate::estimate::WINDOW))
+//! OS-wait bucket its last (at most [`WINDOW`])
 //! wake-ups and the cost of an OS wait. Loaded, the sleeper's model answers
 //! as it would after those wake-ups; from then on it learns and forgets as
 //! any sleeper does. The format, the loading rule and the errors are
