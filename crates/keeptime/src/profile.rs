@@ -341,7 +341,9 @@ impl Profile {
                     ProfileErrorKind::BadLine
                     | ProfileErrorKind::BadNumber
                     | ProfileErrorKind::BadBucket => true,
-                    ProfileErrorKind::NotAProfile => header.starts_with(last_line),
+                    ProfileErrorKind::NotAProfile | ProfileErrorKind::UnsupportedVersion => {
+                        header.starts_with(last_line)
+                    }
                     _ => false,
                 };
             if cut {

@@ -1380,6 +1380,9 @@ fn profile_scenarios() -> Vec<Value> {
     let errors: Vec<(&str, String)> = vec![
         ("empty", String::new()),
         ("cut_inside_the_header", "keeptime-prof".into()),
+        ("cut_before_the_version", "keeptime-profile ".into()),
+        ("only_the_header", "keeptime-profile 1".into()),
+        ("another_version_alone", "keeptime-profile 12".into()),
         (
             "a_trace_not_a_profile",
             "round,os_wait_ns,overshoot_ns,thread_cpu_ns\n0,5000,3000,1000\n".into(),
