@@ -1,4 +1,5 @@
-# How fast a fresh sleeper's learning converges (crates/keeptime/benches/convergence.rs).
+# How fast a fresh sleeper's learning converges, and a sleeper started from a
+# host profile (crates/keeptime/benches/convergence.rs).
 #
 #   make bench-convergence   CPU ÷ the oracle's least CPU and the late share after
 #                            100, 300, 1 000 and 3 000 sleeps at 250 µs, 1 ms,
@@ -6,10 +7,13 @@
 #                            late share: replays of every trace in KEEPTIME_TRACES
 #                            (default: shared/traces beside the repository; skipped
 #                            with a message when absent) and in
-#                            crates/keeptime/tests/data (deterministic, ~1 min),
-#                            then live on this host, a fresh keeptime sleeper and
-#                            spin_sleep against an oracle of a trace recorded in the
-#                            same run (~90 s; CONVERGENCE_LIVE=0 skips it).
+#                            crates/keeptime/tests/data (deterministic, ~2 min),
+#                            each also split: a profile of its first round, then a
+#                            sleeper from it and a fresh one replaying the rest;
+#                            then live on this host, a fresh keeptime sleeper, one
+#                            started from a profile of a trace recorded in the same
+#                            run, and spin_sleep against that trace's oracle
+#                            (~130 s; CONVERGENCE_LIVE=0 skips it).
 #                            Targets are printed met/MISSED, never asserted.
 
 KEEPTIME_TRACES  ?= $(abspath ../shared/traces)

@@ -32,6 +32,8 @@ except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     ) from e
 from keeptime._keeptime import (
     IdleHintStatus,
+    Profile,
+    ProfileError,
     Schedule,
     Sleeper,
     SleeperStats,
@@ -91,6 +93,8 @@ __all__ = [
     "IdleLatency",
     "IdleState",
     "MachineInfo",
+    "Profile",
+    "ProfileError",
     "Schedule",
     "Sleeper",
     "SleeperStats",

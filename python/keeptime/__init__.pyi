@@ -15,6 +15,8 @@ from keeptime._clocks import (
 )
 from keeptime._keeptime import (
     IdleHintStatus as IdleHintStatus,
+    Profile as Profile,
+    ProfileError as ProfileError,
     Schedule as Schedule,
     Sleeper as Sleeper,
     SleeperStats as SleeperStats,
@@ -39,6 +41,8 @@ __all__ = [
     "IdleLatency",
     "IdleState",
     "MachineInfo",
+    "Profile",
+    "ProfileError",
     "Schedule",
     "Sleeper",
     "SleeperStats",

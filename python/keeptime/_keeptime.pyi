@@ -1,6 +1,7 @@
 """The native half of keeptime (Rust, PyO3). Import from ``keeptime`` instead."""
 
-from typing import Awaitable, Callable, List, Optional, Tuple, Union, final
+from os import PathLike
+from typing import Awaitable, Callable, Dict, List, Optional, Tuple, Union, final
 
 from typing_extensions import Literal, Self, SupportsIndex, TypeAlias
 
@@ -13,7 +14,7 @@ _Seconds: TypeAlias = Union[float, SupportsIndex]
 _TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
 """A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_clock_findings_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state', '_waiter_capacity']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'Profile', 'ProfileError', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_clock_findings_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state', '_waiter_capacity']
 
 __version__: str
 TAIL_RELAXED: float
@@ -51,6 +52,7 @@ class Sleeper:
         min_spin: Optional[_Seconds] = None,
         tail_target: Optional[_TailTarget] = None,
         idle_hint_us: Optional[int] = None,
+        profile: Union[Profile, str, PathLike[str], None] = None,
     ) -> Self: ...
     def sleep(self, seconds: _Seconds) -> None:
         """Sleep for ``seconds`` in this sleeper's mode."""
@@ -89,6 +91,38 @@ class Sleeper:
         """What this sleeper has spent since it was made (or since reset_stats)."""
     def reset_stats(self) -> None:
         """Start the stats afresh; what was learned is kept."""
+    def profile(self) -> Profile:
+        """A Profile of what this sleeper has learned, made on this machine."""
+
+class ProfileError(ValueError):
+    """A host profile that is not valid, or was made on another machine."""
+
+    code: str
+    """The spec's error code: "truncated", "bad_number", "machine_mismatch", ..."""
+    line: int
+    """The 1-based line of the error."""
+    path: str
+    """The profile's file."""
+    key: Optional[str]
+    """For "machine_mismatch": the first fingerprint field that differs."""
+
+@final
+class Profile:
+    """A host profile: what an earlier run on this machine learned; start a Sleeper from it."""
+
+    @staticmethod
+    def load(path: Union[str, PathLike[str]], *, ignore_machine: bool = False) -> Profile:
+        """Read a profile; ProfileError if invalid or from another machine, OSError if unreadable."""
+    def write(self, path: Union[str, PathLike[str]]) -> None:
+        """Write the profile to ``path``."""
+    @property
+    def machine(self) -> Dict[str, str]:
+        """The fingerprint of the machine it was made on."""
+    @property
+    def samples(self) -> List[int]:
+        """Remembered wake-ups per OS-wait length bucket (12 ints)."""
+    def text(self) -> str:
+        """The profile's text."""
 
 @final
 class SleeperStats:

@@ -5,6 +5,7 @@ mod bench;
 mod clocks;
 mod convert;
 mod idle_hint;
+mod profile;
 mod sleeper;
 mod ticker;
 mod wait;
@@ -19,6 +20,8 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sleeper::sleep_until_ns, m)?)?;
     m.add_class::<sleeper::PySleeper>()?;
     m.add_class::<sleeper::PySleeperStats>()?;
+    m.add_class::<profile::PyProfile>()?;
+    m.add("ProfileError", m.py().get_type::<profile::PyProfileError>())?;
     m.add("TAIL_RELAXED", keeptime::TailTarget::RELAXED.share())?;
     m.add("TAIL_BALANCED", keeptime::TailTarget::BALANCED.share())?;
     m.add("TAIL_STRICT", keeptime::TailTarget::STRICT.share())?;

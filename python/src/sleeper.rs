@@ -2,9 +2,10 @@
 
 use crate::convert::{deadline_arg, mode_arg, ns_arg, seconds_to_ns, tail_target_arg, Length};
 use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
+use crate::profile::PyProfile;
 use crate::wait::{self, sleep_until_on_thread};
 use keeptime::{Mode, SleeperStats, TailTarget};
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
@@ -116,6 +117,15 @@ pub fn sleep_until_ns(py: Python<'_>, deadline_ns: &Bound<'_, PyAny>) -> PyResul
 /// without it and the process warns once (``RuntimeWarning``); read
 /// :attr:`idle_hint_status`. ``TypeError`` for a non-int, ``ValueError``
 /// outside the range.
+///
+/// ``profile`` (a :class:`Profile`, or the path of one; default ``None``)
+/// starts the sleeper from what an earlier run on this machine learned
+/// (``keeptime trace --profile FILE``, or :meth:`profile` and
+/// :meth:`Profile.write`) instead of from nothing: a fresh sleeper spins for
+/// its first hundreds of sleeps while it learns. A path is read as
+/// :meth:`Profile.load` reads it: a profile made on another machine is a
+/// :class:`ProfileError` (load it with ``ignore_machine=True`` to use it
+/// anyway).
 ///
 /// :meth:`stats` says what the sleeper has spent: sleeps, late sleeps, OS
 /// waits, spin time and its CPU estimate.
@@ -268,7 +278,7 @@ impl PySleeper {
 #[pymethods]
 impl PySleeper {
     #[new]
-    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
+    #[pyo3(signature = (mode = "exact", *, timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None, profile = None))]
     fn new(
         py: Python<'_>,
         mode: &str,
@@ -276,10 +286,27 @@ impl PySleeper {
         min_spin: Option<&Bound<'_, PyAny>>,
         tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
+        profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
         let hint = idle_hint_arg(idle_hint_us)?;
-        let sleeper = settings.builder().build();
+        let mut builder = settings.builder();
+        match profile {
+            None => {}
+            Some(p) => match p.cast::<PyProfile>() {
+                Ok(p) => builder = builder.profile(&p.get().inner),
+                Err(_) => {
+                    let path: std::path::PathBuf = p.extract().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "profile must be a keeptime.Profile or a path (str or os.PathLike), not {}",
+                            p.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
+                        ))
+                    })?;
+                    builder = builder.profile(&crate::profile::load(py, &path, false)?);
+                }
+            },
+        }
+        let sleeper = builder.build();
         Ok(PySleeper {
             inner: Mutex::new(sleeper),
             mode: AtomicU8::new(mode_code(settings.mode)),
@@ -411,6 +438,24 @@ impl PySleeper {
     /// (3, True, True)
     fn stats(&self) -> PySleeperStats {
         (*self.stats.lock().unwrap_or_else(PoisonError::into_inner)).into()
+    }
+
+    /// A :class:`Profile` of what this sleeper has learned, made on this
+    /// machine: :meth:`Profile.write` it, and start a later run's sleepers
+    /// from it (``Sleeper(profile=...)``). ``RuntimeError`` while another
+    /// thread sleeps with this sleeper.
+    fn profile(&self) -> PyResult<PyProfile> {
+        match self.inner.try_lock() {
+            Ok(guard) => Ok(PyProfile {
+                inner: guard.profile(),
+            }),
+            Err(TryLockError::Poisoned(poisoned)) => Ok(PyProfile {
+                inner: poisoned.into_inner().profile(),
+            }),
+            Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(
+                "this Sleeper is sleeping in another thread; take its profile between sleeps",
+            )),
+        }
     }
 
     /// Starts the stats afresh; what the sleeper learned is kept.

@@ -38,6 +38,12 @@
 #define KT_IDLE_HINT_MAX_US (int64_t)INT32_MAX
 
 /**
+ * `kt_profile_load` flag: load a profile made on another machine (the
+ * fingerprint is not compared; every other check still applies).
+ */
+#define KT_PROFILE_IGNORE_MACHINE 1
+
+/**
  * `kt_sleeper_create` flag: leave the calling thread's Linux timer slack
  * alone (default 50 µs) instead of setting it to 1 ns. The sleeper then
  * learns the larger overshoot and spins for it.
@@ -146,6 +152,12 @@ typedef enum kt_status {
    * made on; its state is unspecified. Please report it.
    */
   KT_EPANIC = -4,
+  /**
+   * A host profile could not be read or written, is not a valid profile,
+   * or was made on another machine; the call's error message says which
+   * (`kt_profile_load`).
+   */
+  KT_EPROFILE = -5,
 } kt_status;
 
 /**
@@ -228,6 +240,15 @@ typedef enum kt_delay_state {
  * (a delay has a lock of its own).
  */
 typedef struct kt_delay kt_delay;
+
+/**
+ * A host profile read from a file (opaque): this machine's fingerprint and,
+ * per OS-wait length, its last wake-ups and the cost of an OS wait. Write
+ * one with `keeptime trace --profile FILE` or `kt_sleeper_write_profile`;
+ * load it with `kt_profile_load`, start sleepers from it with
+ * `kt_sleeper_create_with_profile`, free it with `kt_profile_free`.
+ */
+typedef struct kt_profile kt_profile;
 
 /**
  * The pure state machine behind a ticker, with no clock of its own
@@ -689,6 +710,78 @@ int kt_ticker_idle_hint(const struct kt_ticker *ticker, struct kt_idle_hint_stat
  * `path` is NULL or a NUL-terminated string.
  */
 int kt_testing_set_idle_hint_device(const char *path);
+
+/**
+ * Reads the host profile at `path` (a NUL-terminated UTF-8 path) and stores
+ * it in `*out`. Unless `flags` has `KT_PROFILE_IGNORE_MACHINE`, a profile
+ * made on another machine is refused. Nothing is loaded from a bad file.
+ *
+ * On `KT_EPROFILE`, if `error` is not NULL, `*error` is set to a one-line
+ * message to free with `kt_string_free`: the file, the line and what was
+ * expected there, or the fingerprint field that differs and both values,
+ * e.g. `host.profile: line 7: made on another machine: clocksource is
+ * "hpet" in the profile, "tsc" here (load it anyway with ignore_machine)`.
+ * On every other return `*error` is set to NULL.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `path` or `out` is NULL; `KT_EINVAL` for
+ * an unknown flag or a path that is not UTF-8; `KT_EPROFILE` for a file
+ * that cannot be read, is not a valid profile, or was made on another
+ * machine (`*out` is then NULL).
+ *
+ * ```c
+ * kt_profile *p = NULL; char *why = NULL;
+ * if (kt_profile_load("host.profile", 0, &p, &why) != KT_OK) {
+ *     fprintf(stderr, "%s\n", why); kt_string_free(why);
+ * }
+ * ```
+ *
+ * # Safety
+ * `path` is NULL or NUL-terminated; `out` and `error` are NULL or valid for
+ * writing a pointer.
+ */
+int kt_profile_load(const char *path, uint32_t flags, struct kt_profile **out, char **error);
+
+/**
+ * Creates a sleeper as `kt_sleeper_create` does (`mode`, `flags`), started
+ * from `profile`: its model answers at once as one that made the profile's
+ * OS waits, then learns and forgets as any sleeper's. The profile is copied;
+ * free it whenever you like.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `profile` or `out` is NULL; `KT_EINVAL`
+ * for an unknown mode or flag (`*out` is then NULL).
+ *
+ * # Safety
+ * `profile` is NULL or a live profile; `out` is NULL or valid for writing a
+ * pointer.
+ */
+int kt_sleeper_create_with_profile(int mode,
+                                   uint32_t flags,
+                                   const struct kt_profile *profile,
+                                   struct kt_sleeper **out);
+
+/**
+ * Writes a host profile of what `sleeper` has learned, on this machine, to
+ * `path` (replacing the file): a later run starts from it with
+ * `kt_profile_load` and `kt_sleeper_create_with_profile`.
+ *
+ * Returns `KT_OK`; `KT_ENULL` if `sleeper` or `path` is NULL; `KT_EINVAL`
+ * for a path that is not UTF-8; `KT_EPROFILE` if the file cannot be
+ * written (then `*error`, if `error` is not NULL, holds the message, to
+ * free with `kt_string_free`; it is NULL on every other return).
+ *
+ * # Safety
+ * `sleeper` is NULL or a live sleeper not in use by another thread; `path`
+ * is NULL or NUL-terminated; `error` is NULL or valid for writing a pointer.
+ */
+int kt_sleeper_write_profile(const struct kt_sleeper *sleeper, const char *path, char **error);
+
+/**
+ * Frees a profile from `kt_profile_load`; NULL is a no-op.
+ *
+ * # Safety
+ * `profile` is NULL or a profile not freed before.
+ */
+void kt_profile_free(struct kt_profile *profile);
 
 /**
  * Nanoseconds on the monotonic clock: `CLOCK_MONOTONIC` on Linux, the clock

@@ -16,6 +16,8 @@
 //! kt_sleeper_set_tail_target(s, KT_TAIL_STRICT);          /* at most 0.1 % late */
 //! kt_sleep_stats st; kt_sleeper_stats(s, &st);           /* sleeps, late, OS waits, CPU */
 //! kt_sleeper_set_idle_hint(s, 0);   /* opt-in PM QoS request; price: idle CPUs poll */
+//! kt_profile *p; kt_profile_load("host.profile", 0, &p, NULL); /* keeptime trace --profile */
+//! kt_sleeper_create_with_profile(KT_MODE_EXACT, 0, p, &s);     /* no learning period */
 //! ```
 //!
 //! ## Conventions
@@ -41,6 +43,7 @@
 mod clocks;
 mod delay;
 mod idle_hint;
+mod profile;
 mod sleep;
 mod status;
 mod ticker;
@@ -57,6 +60,10 @@ pub use idle_hint::{
     kt_idle_hint_refusal, kt_idle_hint_state, kt_idle_hint_status, kt_sleeper_idle_hint,
     kt_sleeper_set_idle_hint, kt_testing_set_idle_hint_device, kt_ticker_idle_hint,
     kt_ticker_set_idle_hint, KT_IDLE_HINT_MAX_US, KT_IDLE_HINT_NONE,
+};
+pub use profile::{
+    kt_profile, kt_profile_free, kt_profile_load, kt_sleeper_create_with_profile,
+    kt_sleeper_write_profile, KT_PROFILE_IGNORE_MACHINE,
 };
 pub use sleep::{
     kt_keep_going_fn, kt_mode, kt_now_ns, kt_sleep_ns, kt_sleep_stats, kt_sleep_until_ns,

@@ -25,13 +25,17 @@ pub enum kt_status {
     /// boundary (the process keeps running). Free the object the call was
     /// made on; its state is unspecified. Please report it.
     KT_EPANIC = -4,
+    /// A host profile could not be read or written, is not a valid profile,
+    /// or was made on another machine; the call's error message says which
+    /// (`kt_profile_load`).
+    KT_EPROFILE = -5,
 }
 
-use kt_status::{KT_EINTR, KT_EINVAL, KT_ENULL, KT_EPANIC, KT_OK};
+use kt_status::{KT_EINTR, KT_EINVAL, KT_ENULL, KT_EPANIC, KT_EPROFILE, KT_OK};
 
 impl kt_status {
     fn from_code(code: c_int) -> Option<kt_status> {
-        [KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC]
+        [KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC, KT_EPROFILE]
             .into_iter()
             .find(|s| *s as c_int == code)
     }
@@ -57,6 +61,9 @@ pub extern "C" fn kt_strerror(status: c_int) -> *const c_char {
         Some(KT_EINTR) => b"wait interrupted by the keep_going callback\0",
         Some(KT_EPANIC) => {
             b"internal error in keeptime (a Rust panic was caught at the C boundary)\0"
+        }
+        Some(KT_EPROFILE) => {
+            b"host profile unreadable, malformed or made on another machine (see the call's error message)\0"
         }
         None => b"unknown keeptime status\0",
     };
@@ -190,7 +197,7 @@ mod tests {
         };
         let unknown = text(99);
         assert_eq!(unknown, "unknown keeptime status");
-        for code in [KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC] {
+        for code in [KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC, KT_EPROFILE] {
             assert_ne!(text(code as c_int), unknown);
         }
     }

@@ -14,7 +14,7 @@
 #endif
 
 void test_status_strings_and_version(void) {
-    static const int codes[] = {KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC};
+    static const int codes[] = {KT_OK, KT_ENULL, KT_EINVAL, KT_EINTR, KT_EPANIC, KT_EPROFILE};
     size_t i, j;
     for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *m = kt_strerror(codes[i]);
@@ -36,6 +36,7 @@ void test_status_enums_match_the_abi(void) {
     CHECK_INT(KT_EINVAL, -2);
     CHECK_INT(KT_EINTR, -3);
     CHECK_INT(KT_EPANIC, -4);
+    CHECK_INT(KT_EPROFILE, -5);
     CHECK_INT(KT_MODE_EXACT, 0);
     CHECK_INT(KT_MODE_EFFICIENT, 1);
     CHECK_INT(KT_MODE_SPIN, 2);

@@ -38,7 +38,10 @@
     X(delay_many_at_once)               \
     X(idle_hint_abi_and_bad_values)     \
     X(idle_hint_strictest_live_value_is_in_force) \
-    X(idle_hint_refused_warns_once)
+    X(idle_hint_refused_warns_once)     \
+    X(profile_loads_and_its_sleepers_are_never_early) \
+    X(profile_of_another_machine_is_refused) \
+    X(profile_bad_files_and_arguments)
 
 #define KT_DECLARE(name) void test_##name(void);
 KT_TESTS(KT_DECLARE)

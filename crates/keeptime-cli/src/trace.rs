@@ -8,6 +8,7 @@ use crate::UsageError;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use keeptime::profile::{Fingerprint, Profile};
 use keeptime::trace::{self, LengthSummary, Oracle, OraclePlan, RecordOptions, Trace};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -25,19 +26,40 @@ until the time of the call + L with 1 ns timer slack, each recorded as
 
 The oracle replays the trace and finds, per sleep and tail target, the least
 CPU any plan of one or two OS waits then a spin needs while at most that share
-of sleeps end late.";
+of sleeps end late.
+
+--profile FILE also writes a host profile: this machine's fingerprint (CPU,
+online CPUs, virtualisation, cpuidle driver, clocksource, kernel) and, per
+OS-wait length bucket, the trace's last 1024 wake-ups and the median cost of
+an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
+kt_sleeper_create_with_profile, Python Sleeper(profile=...), C#
+new Sleeper(profile: ...)) answers at once as one that had made those waits,
+instead of spinning for hundreds of sleeps while it learns. Loading it on
+another machine is refused, naming the field that differs.
+
+  keeptime trace --profile host.profile            record 12 s, write the profile
+  keeptime trace -o t.csv.gz --profile host.profile  keep the trace as well
+  keeptime trace --oracle t.csv.gz --profile host.profile
+                          from a trace recorded earlier on this same machine";
 
 /// `keeptime trace` options.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["output", "oracle"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true).args(["output", "oracle", "profile"])))]
 pub struct TraceArgs {
     /// Record a trace to FILE (gzip-compressed when it ends in .gz).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
 
     /// Read an existing trace FILE (CSV or CSV.gz) instead of recording.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "output")]
     pub oracle: Option<std::path::PathBuf>,
+
+    /// Write a host profile of this machine to FILE: from the recording
+    /// (recorded even without -o), or from the --oracle trace, which must
+    /// have been recorded on this machine (the profile carries this
+    /// machine's fingerprint). See --help.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
 
     /// How long to record, e.g. 12 or 500ms (a bare number is seconds) [default: 12].
     #[arg(long, value_name = "N", value_parser = parse_seconds,
@@ -84,16 +106,32 @@ pub const DEFAULT_TAILS: [f64; 3] = [0.05, 0.01, 0.001];
 
 /// Runs `keeptime trace`.
 pub fn run(args: TraceArgs) -> Result<()> {
-    let trace = match (&args.output, &args.oracle) {
-        (Some(out), _) => record_to(out, &args)?,
-        (None, Some(file)) => Trace::load(file).map_err(|e| UsageError(e.to_string()))?,
-        (None, None) => {
+    // An unwritable profile fails before anything is recorded or read.
+    if let Some(p) = &args.profile {
+        std::fs::File::create(p)
+            .map_err(|e| UsageError(format!("{}: cannot write the profile: {e}", p.display())))?;
+    }
+    let trace = match (&args.output, &args.oracle, &args.profile) {
+        (_, Some(file), _) => Trace::load(file).map_err(|e| UsageError(e.to_string()))?,
+        (Some(out), None, _) => record_to(Some(out), &args)?,
+        (None, None, Some(_)) => record_to(None, &args)?,
+        (None, None, None) => {
             return Err(UsageError(
-                "give -o FILE to record or --oracle FILE to read a trace".into(),
+                "give -o FILE to record, --oracle FILE to read a trace, or --profile FILE".into(),
             )
             .into())
         }
     };
+    if let Some(p) = &args.profile {
+        let profile = Profile::from_trace(&trace, Fingerprint::this_machine());
+        profile.write(p).map_err(|e| UsageError(e.to_string()))?;
+        let buckets = profile.samples().iter().filter(|&&n| n > 0).count();
+        let samples: usize = profile.samples().iter().sum();
+        eprintln!(
+            "wrote a profile of this machine ({samples} wake-ups in {buckets} buckets) to {}",
+            p.display()
+        );
+    }
     let durations = if args.durations.is_empty() {
         DEFAULT_DURATIONS_NS.to_vec()
     } else {
@@ -121,12 +159,13 @@ pub fn run(args: TraceArgs) -> Result<()> {
     Ok(())
 }
 
-/// Records with the options of `args` and writes `out`; the file is created
-/// first, so an unwritable path fails before the recording.
-fn record_to(out: &Path, args: &TraceArgs) -> Result<Trace> {
-    let cannot =
-        |e: std::io::Error| UsageError(format!("{}: cannot write the trace: {e}", out.display()));
-    std::fs::File::create(out).map_err(cannot)?;
+/// Records with the options of `args` and writes `out` if given; the file
+/// is created first, so an unwritable path fails before the recording.
+fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
+    if let Some(out) = out {
+        std::fs::File::create(out)
+            .map_err(|e| UsageError(format!("{}: cannot write the trace: {e}", out.display())))?;
+    }
     let defaults = RecordOptions::default();
     let options = RecordOptions {
         lengths_ns: if args.lengths.is_empty() {
@@ -156,8 +195,10 @@ fn record_to(out: &Path, args: &TraceArgs) -> Result<Trace> {
     })
     .map_err(|e| UsageError(e.to_string()))?;
     bar.finish_and_clear();
-    trace.write(out)?;
-    eprintln!("wrote {} waits to {}", trace.rows().len(), out.display());
+    if let Some(out) = out {
+        trace.write(out)?;
+        eprintln!("wrote {} waits to {}", trace.rows().len(), out.display());
+    }
     Ok(trace)
 }
 

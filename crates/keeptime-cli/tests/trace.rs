@@ -200,3 +200,87 @@ fn bad_flags_are_one_line_and_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("--seconds"));
 }
+
+#[test]
+fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
+    use keeptime::profile::Profile;
+    let dir = tempfile::tempdir().unwrap();
+    // From an existing trace: the last 1024 waits of each bucket.
+    let from_trace = dir.path().join("trace.profile");
+    let out = keeptime()
+        .args([
+            "trace",
+            "--draws",
+            "100",
+            "--durations",
+            "1ms",
+            "--tails",
+            "1%",
+        ])
+        .arg("--oracle")
+        .arg(shared("amd-epyc-kvm-haltpoll.csv.gz"))
+        .arg("--profile")
+        .arg(&from_trace)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("wrote a profile of this machine"),
+        "{stderr}"
+    );
+    let p = Profile::load(&from_trace).unwrap();
+    let trace = Trace::load(shared("amd-epyc-kvm-haltpoll.csv.gz")).unwrap();
+    let mut per_bucket = [0usize; keeptime::estimate::BUCKETS];
+    for r in trace.rows() {
+        per_bucket[keeptime::estimate::bucket_of(r.os_wait_ns)] += 1;
+    }
+    assert_eq!(
+        p.samples(),
+        per_bucket.map(|n| n.min(keeptime::estimate::WINDOW))
+    );
+    assert_eq!(p, Profile::from_trace(&trace, p.machine().clone()));
+    // From a recording made for it (no trace file kept).
+    let recorded = dir.path().join("rec.profile");
+    keeptime()
+        .args([
+            "trace",
+            "-q",
+            "--seconds",
+            "0.05",
+            "--lengths",
+            "20us,300us",
+            "--rounds",
+            "1",
+        ])
+        .args([
+            "--durations",
+            "1ms",
+            "--tails",
+            "1%",
+            "--draws",
+            "100",
+            "--profile",
+        ])
+        .arg(&recorded)
+        .assert()
+        .success();
+    let p = Profile::load(&recorded).unwrap();
+    let n = p.samples();
+    assert!(n[1] > 0 && n[5] > 0, "{n:?}");
+    assert_eq!(n.iter().filter(|&&k| k > 0).count(), 2, "{n:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn an_unwritable_profile_fails_before_anything_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("no/such/dir/p.profile");
+    fails_with_one_line(
+        keeptime()
+            .args(["trace", "--seconds", "3600", "--profile"])
+            .arg(&nowhere),
+        &["no/such/dir/p.profile: cannot write the profile"],
+    );
+}

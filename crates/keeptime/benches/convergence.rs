@@ -1,6 +1,7 @@
-//! How fast a fresh sleeper's learning converges: CPU ÷ the oracle's least
-//! CPU and the late share after 100, 300, 1 000 and 3 000 sleeps at 250 µs,
-//! 1 ms, 2.5 ms and 10 ms, at the 1 % tail target.
+//! How fast a fresh sleeper's learning converges, and how a sleeper started
+//! from a host profile does: CPU ÷ the oracle's least CPU and the late share
+//! after 100, 300, 1 000 and 3 000 sleeps at 250 µs, 1 ms, 2.5 ms and 10 ms,
+//! at the 1 % tail target.
 //!
 //! ```text
 //! make bench-convergence
@@ -12,11 +13,18 @@
 //!   `../shared/traces` beside the repository; skipped with a message when
 //!   absent) and in `crates/keeptime/tests/data`. A fresh sleeper sleeps on
 //!   a `TracePlatform` replaying the trace; the oracle is
-//!   `keeptime::trace::Oracle` on the same trace (40 000 draws).
+//!   `keeptime::trace::Oracle` on the same trace (40 000 draws). Then **from
+//!   a profile**: the trace is split in two, its first round (the first half
+//!   of its rows when it has one round) makes a profile
+//!   (`Profile::from_trace`), and a sleeper started from it replays the rest,
+//!   held against the oracle of the rest, beside a fresh sleeper on the same
+//!   rest. `KEEPTIME_PROFILE_KEEP=N` keeps only the last N wake-ups per
+//!   bucket in that profile (`Profile::from_trace_keeping`).
 //! * **Live** on this host (`--no-live` or `KEEPTIME_CONVERGENCE_LIVE=0`
 //!   skips it): a wake-up trace is recorded first (about 4 s) for the oracle,
-//!   then a fresh keeptime sleeper and spin_sleep's default sleeper each make
-//!   3 000 sleeps per duration (about 41 s each). CPU is the thread's CPU
+//!   then a fresh keeptime sleeper, a keeptime sleeper started from a profile
+//!   made from that trace (`Profile::from_trace`), and spin_sleep's default
+//!   sleeper each make 3 000 sleeps per duration (about 41 s each). CPU is the thread's CPU
 //!   clock; a sleep is late when the caller's first clock reading after the
 //!   return is more than 5 µs past the deadline (keeptime's own count, OS
 //!   wake-ups after the deadline, is printed beside it). Live figures depend on
@@ -34,6 +42,7 @@
 //! 0.15 % or the sleeper reports that it could not promise the target for
 //! some sleeps (`SleeperStats::unproven_sleeps` > 0).
 
+use keeptime::profile::{Fingerprint, Profile};
 use keeptime::trace::{Oracle, RecordOptions, Trace, TracePlatform};
 use keeptime::{os, Sleeper, TailTarget};
 use std::path::{Path, PathBuf};
@@ -169,13 +178,21 @@ fn label(d: u64) -> String {
     }
 }
 
-/// A fresh sleeper's `CHECKPOINTS[3]` sleeps of `d` on a replay of `trace`.
-fn replay_run(trace: &Trace, d: u64, target: TailTarget) -> (Vec<Outcome>, Sleeper<TracePlatform>) {
+/// `CHECKPOINTS[3]` sleeps of `d` on a replay of `trace` by a fresh sleeper,
+/// or one started from `profile`.
+fn replay_run(
+    trace: &Trace,
+    d: u64,
+    target: TailTarget,
+    profile: Option<&Profile>,
+) -> (Vec<Outcome>, Sleeper<TracePlatform>) {
     let tp = TracePlatform::new(trace.clone(), 1_000_000);
     tp.set_spin_step(50);
-    let mut s = Sleeper::builder()
-        .tail_target(target)
-        .build_with(tp.clone());
+    let mut b = Sleeper::builder().tail_target(target);
+    if let Some(p) = profile {
+        b = b.profile(p);
+    }
+    let mut s = b.build_with(tp.clone());
     let mut out = Vec::with_capacity(CHECKPOINTS[3]);
     for _ in 0..CHECKPOINTS[3] {
         let (cpu0, st0) = (tp.thread_cpu_ns(), s.stats());
@@ -213,13 +230,13 @@ fn replay(path: &Path, tally: &mut Tally) {
         let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
             continue;
         };
-        let (out, _) = replay_run(&trace, d, TailTarget::BALANCED);
+        let (out, _) = replay_run(&trace, d, TailTarget::BALANCED, None);
         let s = summarise(d, best.cpu_share, &out);
         tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
         println!("{:>8} the oracle's plan: {}", "", best.plan);
     }
     for d in DURATIONS_NS {
-        let (out, s) = replay_run(&trace, d, TailTarget::STRICT);
+        let (out, s) = replay_run(&trace, d, TailTarget::STRICT, None);
         let late = out.iter().filter(|o| o.late).count();
         let pct = 100.0 * late as f64 / out.len() as f64;
         let st = s.stats();
@@ -238,6 +255,63 @@ fn replay(path: &Path, tally: &mut Tally) {
             }
         );
         tally.add([ok, true, true, true]);
+    }
+    replay_from_profile(&trace, tally);
+}
+
+/// The trace split in two: the rows that make the profile (its first
+/// round, or the first half of its rows when it has one round) and the rest.
+fn split(trace: &Trace) -> Option<(Trace, Trace, String)> {
+    let rows = trace.rows();
+    let first = rows.iter().map(|r| r.round).min()?;
+    let (head, rest): (Vec<_>, Vec<_>) = if rows.iter().any(|r| r.round != first) {
+        rows.iter().partition(|r| r.round == first)
+    } else {
+        let (a, b) = rows.split_at(rows.len() / 2);
+        (a.to_vec(), b.to_vec())
+    };
+    let how = if rows.iter().any(|r| r.round != first) {
+        format!("round {first}, {} waits", head.len())
+    } else {
+        format!("the first {} waits", head.len())
+    };
+    Some((
+        Trace::from_rows(head).ok()?,
+        Trace::from_rows(rest).ok()?,
+        how,
+    ))
+}
+
+/// A sleeper started from a profile of the trace's first part, and a fresh
+/// one, replaying the rest, against the rest's oracle.
+fn replay_from_profile(trace: &Trace, tally: &mut Tally) {
+    let Some((head, rest, how)) = split(trace) else {
+        println!("too few waits to split for a profile: skipped");
+        return;
+    };
+    let Ok(oracle) = Oracle::new(&rest, ORACLE_DRAWS, 1) else {
+        return;
+    };
+    let keep = std::env::var("KEEPTIME_PROFILE_KEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(keeptime::estimate::WINDOW);
+    let profile = Profile::from_trace_keeping(&head, Fingerprint::this_machine(), keep);
+    let kept: usize = profile.samples().iter().sum();
+    for (name, p) in [("from a profile", Some(&profile)), ("fresh", None)] {
+        println!(
+            "\n  {name}: profile of {how} ({kept} wake-ups kept), replayed on the other {} waits against their oracle (target 1 %)",
+            rest.rows().len()
+        );
+        header();
+        for d in DURATIONS_NS {
+            let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+                continue;
+            };
+            let (out, _) = replay_run(&rest, d, TailTarget::BALANCED, p);
+            let s = summarise(d, best.cpu_share, &out);
+            tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
+        }
     }
 }
 
@@ -288,7 +362,13 @@ fn live(tally: &mut Tally) {
     let Ok(oracle) = Oracle::new(&trace, ORACLE_DRAWS, 1) else {
         return;
     };
-    for method in ["keeptime (fresh sleeper)", "spin_sleep (default)"] {
+    // What `keeptime trace --profile` would write from that recording.
+    let profile = Profile::from_trace(&trace, Fingerprint::this_machine());
+    for method in [
+        "keeptime (fresh sleeper)",
+        "keeptime (from a profile of that trace)",
+        "spin_sleep (default)",
+    ] {
         println!("\nlive, {method}, target 1 % (late: > 5 µs past the deadline, caller's reading)");
         header();
         for d in DURATIONS_NS {
@@ -297,7 +377,11 @@ fn live(tally: &mut Tally) {
             };
             let mut out = Vec::with_capacity(CHECKPOINTS[3]);
             let is_kt = method.starts_with("keeptime");
-            let mut s = Sleeper::new();
+            let mut s = if method.contains("profile") {
+                Sleeper::builder().profile(&profile).build()
+            } else {
+                Sleeper::new()
+            };
             let ss = spin_sleep::SpinSleeper::default();
             for _ in 0..CHECKPOINTS[3] {
                 let st0 = s.stats();

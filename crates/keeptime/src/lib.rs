@@ -46,6 +46,11 @@
 //!   request (`/dev/cpu_dma_latency`, per process, reference-counted) while
 //!   the sleeper lives, so OS waits wake sooner on machines with deep idle
 //!   states; the price is power (idle CPUs poll). A refusal never fails.
+//! * Opt-in: [`SleeperBuilder::profile`] starts a sleeper from a host
+//!   [`profile`] (what an earlier run on this machine learned, from
+//!   `keeptime trace --profile FILE` or [`Sleeper::profile`]) instead of
+//!   spinning through its first hundreds of sleeps while it learns; a
+//!   profile from another machine is refused.
 //!
 //! ## Async code
 //!
@@ -69,6 +74,7 @@ mod idle_hint;
 pub mod os;
 mod platform;
 pub mod pmqos;
+pub mod profile;
 pub mod sim;
 mod sleep;
 pub mod stats;

@@ -755,3 +755,46 @@ fn a_binding_lead_plans_a_spin_at_least_that_long_and_hands_off_that_early() {
     let h2 = s.sleep_to_handoff(d2);
     assert!(h2.until == d2 && d2 - h2.now <= keeptime::HANDOFF_NS);
 }
+
+/// A sleeper started from a profile plans its first sleep on the profile's
+/// wake-ups (a margin of a few µs), where a fresh one has only the default
+/// margin; both are never early.
+#[test]
+fn a_profile_sets_the_first_sleeps_margin() {
+    use keeptime::profile::{Fingerprint, Profile};
+    // What an earlier run learned: 1 ms sleeps' OS waits wake 3-4 µs late.
+    let earlier = SimPlatform::new(1_000);
+    earlier.set_default_overshoot(3_500);
+    let mut first = exact(&earlier);
+    for _ in 0..400 {
+        let d = earlier.now() + 1_000_000;
+        assert!(first.sleep_until_ns(d) >= d);
+    }
+    let profile = first.profile();
+    let text = profile.to_text();
+    let profile = Profile::parse(&text).unwrap();
+    profile.check_machine(&Fingerprint::this_machine()).unwrap();
+
+    let plan_of_first_sleep = |p: Option<&Profile>| {
+        let sim = SimPlatform::new(5_000_000);
+        sim.set_default_overshoot(3_500);
+        let mut b = Sleeper::builder().mode(Mode::Exact);
+        if let Some(p) = p {
+            b = b.profile(p);
+        }
+        let mut s = b.build_with(sim.clone());
+        let deadline = sim.now() + 1_000_000;
+        assert!(s.sleep_until_ns(deadline) >= deadline);
+        let w = sim.waits()[0];
+        (deadline - w.target_ns, s.stats().os_waits)
+    };
+    let (fresh_margin, _) = plan_of_first_sleep(None);
+    assert_eq!(fresh_margin, DEFAULT_MARGIN_NS);
+    let (margin, waits) = plan_of_first_sleep(Some(&profile));
+    let learned = first
+        .estimator()
+        .margin(bucket_of(1_000_000 - 4_000), 10_000);
+    assert_eq!(learned, bin_hi(bin_of(3_500)));
+    assert_eq!(margin, learned);
+    assert_eq!(waits, 1);
+}

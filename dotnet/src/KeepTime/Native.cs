@@ -79,7 +79,7 @@ namespace Dev.KeepTime
         // the system loader (LD_LIBRARY_PATH, the standard directories).
         internal const string Lib = "keeptime";
 
-        internal const int KT_OK = 0, KT_ENULL = -1, KT_EINVAL = -2, KT_EINTR = -3, KT_EPANIC = -4;
+        internal const int KT_OK = 0, KT_ENULL = -1, KT_EINVAL = -2, KT_EINTR = -3, KT_EPANIC = -4, KT_EPROFILE = -5;
 
         private static readonly object s_loadLock = new object();
         private static volatile bool s_loaded;
@@ -148,6 +148,28 @@ namespace Dev.KeepTime
         [DllImport(Lib)] internal static extern int kt_sleeper_set_idle_hint(SleeperHandle s, long us);
         [DllImport(Lib)] internal static extern int kt_sleeper_idle_hint(SleeperHandle s, out kt_idle_hint_status status);
         [DllImport(Lib)] internal static extern void kt_sleeper_free(IntPtr s);
+
+        [DllImport(Lib)] internal static extern int kt_profile_load(byte[] path, uint flags, out ProfileHandle profile, out IntPtr error);
+        [DllImport(Lib)] internal static extern int kt_sleeper_create_with_profile(int mode, uint flags, ProfileHandle profile, out SleeperHandle sleeper);
+        [DllImport(Lib)] internal static extern int kt_sleeper_write_profile(SleeperHandle s, byte[] path, out IntPtr error);
+        [DllImport(Lib)] internal static extern void kt_profile_free(IntPtr p);
+
+        /// <summary>A string as the NUL-terminated UTF-8 bytes a path argument takes.</summary>
+        internal static byte[] Utf8(string s)
+        {
+            byte[] text = System.Text.Encoding.UTF8.GetBytes(s);
+            byte[] z = new byte[text.Length + 1];
+            Array.Copy(text, z, text.Length);
+            return z;
+        }
+
+        /// <summary>An error string a call allocated, freed here; <paramref name="fallback"/> if none.</summary>
+        internal static string TakeString(IntPtr p, string fallback)
+        {
+            if (p == IntPtr.Zero) return fallback;
+            try { return KeepTime.PtrToUtf8(p); }
+            finally { kt_string_free(p); }
+        }
 
         [DllImport(Lib)] internal static extern int kt_ticker_create(long periodNs, int policy, int mode, out TickerHandle ticker);
         [DllImport(Lib)] internal static extern int kt_ticker_wait(TickerHandle t, out kt_tick tick);

@@ -106,6 +106,7 @@ namespace Dev.KeepTime
         internal long _minSpinNs;
         internal long _idleHintUs = -1;
         internal bool _keepTimerSlack;
+        internal Profile _profile;
 
         /// <summary>Exact (default), Efficient (may end early) or Spin.</summary>
         public SleeperBuilder Mode(SleepMode mode)
@@ -144,6 +145,14 @@ namespace Dev.KeepTime
         /// <summary>Leave the thread's Linux timer slack alone instead of setting 1 ns.</summary>
         public SleeperBuilder KeepTimerSlack(bool keep = true) { _keepTimerSlack = keep; return this; }
 
+        /// <summary>
+        /// Starts the sleeper from a host profile (<see cref="Dev.KeepTime.Profile.Load"/>,
+        /// which refuses one from another machine): it answers at once as one that
+        /// had made the profile's OS waits, then learns as any sleeper. The sleeper
+        /// copies the profile when built; null starts from nothing (the default).
+        /// </summary>
+        public SleeperBuilder Profile(Profile profile) { _profile = profile; return this; }
+
         /// <summary>A new sleeper with these settings.</summary>
         public Sleeper Build() { return new Sleeper(this); }
 
@@ -172,7 +181,13 @@ namespace Dev.KeepTime
         internal Sleeper(SleeperBuilder b)
         {
             Native.EnsureLoaded();
-            Native.Check(Native.kt_sleeper_create((int)b._mode, b._keepTimerSlack ? 1u : 0u, out _h), "creating a sleeper");
+            if (b._profile != null)
+            {
+                if (b._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
+                Native.Check(Native.kt_sleeper_create_with_profile((int)b._mode, b._keepTimerSlack ? 1u : 0u, b._profile._h, out _h), "creating a sleeper from a profile");
+            }
+            else
+                Native.Check(Native.kt_sleeper_create((int)b._mode, b._keepTimerSlack ? 1u : 0u, out _h), "creating a sleeper");
             Native.Check(Native.kt_sleeper_set_tail_target(_h, b._tail.Share), "setting the tail target");
             Native.Check(Native.kt_sleeper_set_min_spin_ns(_h, b._minSpinNs), "setting the minimum spin");
             if (b._idleHintUs >= 0) Native.Check(Native.kt_sleeper_set_idle_hint(_h, b._idleHintUs), "setting the idle hint");
@@ -266,6 +281,27 @@ namespace Dev.KeepTime
 
         /// <summary>Starts the stats afresh; what was learned is kept.</summary>
         public void ResetStats() { Enter(); try { Native.Check(Native.kt_sleeper_reset_stats(_h), "reset stats"); } finally { Leave(); } }
+
+        /// <summary>
+        /// Writes a host profile of what this sleeper has learned, on this machine,
+        /// to <paramref name="path"/> (replacing the file): a later run starts its
+        /// sleepers from it (<see cref="Profile.Load"/>). IOException if it cannot
+        /// be written.
+        /// </summary>
+        public void WriteProfile(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            Enter();
+            try
+            {
+                IntPtr error;
+                int rc = Native.kt_sleeper_write_profile(_h, Native.Utf8(path), out error);
+                string message = Native.TakeString(error, null);
+                if (rc == Native.KT_EPROFILE) throw new System.IO.IOException("keeptime: " + message);
+                Native.Check(rc, "writing a profile");
+            }
+            finally { Leave(); }
+        }
 
         /// <summary>Frees the native sleeper; later calls throw ObjectDisposedException.</summary>
         public void Dispose() { _h.Dispose(); }

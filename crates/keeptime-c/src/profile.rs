@@ -1,0 +1,202 @@
+//! Host profiles: start a sleeper from what an earlier run on this machine
+//! learned (`spec/estimator.md`, *Profile*).
+
+use crate::sleep::{kt_sleeper, mode_from_c, KT_SLEEPER_KEEP_TIMER_SLACK};
+use crate::status::kt_status::{KT_EINVAL, KT_ENULL, KT_EPROFILE};
+use crate::status::{free, give, guard, handle_ref, require, Status};
+use keeptime_core::profile::Profile;
+use keeptime_core::Sleeper;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::ptr;
+
+/// A host profile read from a file (opaque): this machine's fingerprint and,
+/// per OS-wait length, its last wake-ups and the cost of an OS wait. Write
+/// one with `keeptime trace --profile FILE` or `kt_sleeper_write_profile`;
+/// load it with `kt_profile_load`, start sleepers from it with
+/// `kt_sleeper_create_with_profile`, free it with `kt_profile_free`.
+#[allow(non_camel_case_types)]
+pub struct kt_profile {
+    inner: Profile,
+}
+
+/// `kt_profile_load` flag: load a profile made on another machine (the
+/// fingerprint is not compared; every other check still applies).
+pub const KT_PROFILE_IGNORE_MACHINE: u32 = 1;
+
+/// Stores `message` in `*error` (a string to free with `kt_string_free`)
+/// unless `error` is NULL.
+///
+/// # Safety
+/// `error` is NULL or valid for writing a pointer.
+unsafe fn tell(error: *mut *mut c_char, message: &str) {
+    if error.is_null() {
+        return;
+    }
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: non-NULL and valid by the caller's contract.
+    unsafe { error.write(text.into_raw()) };
+}
+
+/// A path argument as a Rust string, or `KT_ENULL` / `KT_EINVAL` (not UTF-8).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+unsafe fn path_arg<'a>(path: *const c_char) -> Result<&'a str, Status> {
+    if path.is_null() {
+        return Err(KT_ENULL);
+    }
+    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(path) }
+        .to_str()
+        .map_err(|_| KT_EINVAL)
+}
+
+/// Reads the host profile at `path` (a NUL-terminated UTF-8 path) and stores
+/// it in `*out`. Unless `flags` has `KT_PROFILE_IGNORE_MACHINE`, a profile
+/// made on another machine is refused. Nothing is loaded from a bad file.
+///
+/// On `KT_EPROFILE`, if `error` is not NULL, `*error` is set to a one-line
+/// message to free with `kt_string_free`: the file, the line and what was
+/// expected there, or the fingerprint field that differs and both values,
+/// e.g. `host.profile: line 7: made on another machine: clocksource is
+/// "hpet" in the profile, "tsc" here (load it anyway with ignore_machine)`.
+/// On every other return `*error` is set to NULL.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `path` or `out` is NULL; `KT_EINVAL` for
+/// an unknown flag or a path that is not UTF-8; `KT_EPROFILE` for a file
+/// that cannot be read, is not a valid profile, or was made on another
+/// machine (`*out` is then NULL).
+///
+/// ```c
+/// kt_profile *p = NULL; char *why = NULL;
+/// if (kt_profile_load("host.profile", 0, &p, &why) != KT_OK) {
+///     fprintf(stderr, "%s\n", why); kt_string_free(why);
+/// }
+/// ```
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `out` and `error` are NULL or valid for
+/// writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_profile_load(
+    path: *const c_char,
+    flags: u32,
+    out: *mut *mut kt_profile,
+    error: *mut *mut c_char,
+) -> c_int {
+    if !error.is_null() {
+        // SAFETY: non-NULL and valid by the caller's contract.
+        unsafe { error.write(ptr::null_mut()) };
+    }
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        // SAFETY: the caller's contract.
+        let path = unsafe { path_arg(path) }?;
+        if flags & !KT_PROFILE_IGNORE_MACHINE != 0 {
+            return Err(KT_EINVAL);
+        }
+        let loaded = if flags & KT_PROFILE_IGNORE_MACHINE != 0 {
+            Profile::load_ignoring_machine(path)
+        } else {
+            Profile::load(path)
+        };
+        match loaded {
+            Ok(inner) => {
+                // SAFETY: as above.
+                unsafe { give(out, kt_profile { inner }) };
+                Ok(())
+            }
+            Err(e) => {
+                // SAFETY: the caller's contract.
+                unsafe { tell(error, &e.to_string()) };
+                Err(KT_EPROFILE)
+            }
+        }
+    })
+}
+
+/// Creates a sleeper as `kt_sleeper_create` does (`mode`, `flags`), started
+/// from `profile`: its model answers at once as one that made the profile's
+/// OS waits, then learns and forgets as any sleeper's. The profile is copied;
+/// free it whenever you like.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `profile` or `out` is NULL; `KT_EINVAL`
+/// for an unknown mode or flag (`*out` is then NULL).
+///
+/// # Safety
+/// `profile` is NULL or a live profile; `out` is NULL or valid for writing a
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_create_with_profile(
+    mode: c_int,
+    flags: u32,
+    profile: *const kt_profile,
+    out: *mut *mut kt_sleeper,
+) -> c_int {
+    guard(|| {
+        require(out)?;
+        // SAFETY: checked non-NULL; valid by the caller's contract.
+        unsafe { out.write(ptr::null_mut()) };
+        // SAFETY: the caller's contract.
+        let profile = unsafe { handle_ref(profile) }?;
+        let mode = mode_from_c(mode)?;
+        if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
+            return Err(KT_EINVAL);
+        }
+        let inner = Sleeper::builder()
+            .mode(mode)
+            .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0)
+            .profile(&profile.inner)
+            .build();
+        // SAFETY: as above.
+        unsafe { give(out, kt_sleeper { inner }) };
+        Ok(())
+    })
+}
+
+/// Writes a host profile of what `sleeper` has learned, on this machine, to
+/// `path` (replacing the file): a later run starts from it with
+/// `kt_profile_load` and `kt_sleeper_create_with_profile`.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `sleeper` or `path` is NULL; `KT_EINVAL`
+/// for a path that is not UTF-8; `KT_EPROFILE` if the file cannot be
+/// written (then `*error`, if `error` is not NULL, holds the message, to
+/// free with `kt_string_free`; it is NULL on every other return).
+///
+/// # Safety
+/// `sleeper` is NULL or a live sleeper not in use by another thread; `path`
+/// is NULL or NUL-terminated; `error` is NULL or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_sleeper_write_profile(
+    sleeper: *const kt_sleeper,
+    path: *const c_char,
+    error: *mut *mut c_char,
+) -> c_int {
+    if !error.is_null() {
+        // SAFETY: non-NULL and valid by the caller's contract.
+        unsafe { error.write(ptr::null_mut()) };
+    }
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let s = unsafe { handle_ref(sleeper) }?;
+        // SAFETY: the caller's contract.
+        let path = unsafe { path_arg(path) }?;
+        s.inner.profile().write(path).map_err(|e| {
+            // SAFETY: the caller's contract.
+            unsafe { tell(error, &e.to_string()) };
+            KT_EPROFILE
+        })
+    })
+}
+
+/// Frees a profile from `kt_profile_load`; NULL is a no-op.
+///
+/// # Safety
+/// `profile` is NULL or a profile not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn kt_profile_free(profile: *mut kt_profile) {
+    // SAFETY: the caller's contract.
+    unsafe { free(profile) };
+}

@@ -1,0 +1,216 @@
+/* Host profiles: a sleeper's profile written and loaded back, a profile of
+ * another machine refused (and loaded when asked to ignore that), bad and
+ * truncated files refused with the line, and sleepers started from a
+ * profile never early. */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "tests.h"
+
+#include <keeptime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A fresh temporary file's path in `path` (the file exists, empty). */
+static int temp_path(char *path, size_t len) {
+    int fd;
+    snprintf(path, len, "/tmp/keeptime-c-profile-XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+/* The file's text (malloc'd, NUL-terminated), or NULL. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *text;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = malloc((size_t)n + 1);
+    if (text && fread(text, 1, (size_t)n, f) != (size_t)n) { free(text); text = NULL; }
+    if (text) text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void spit(const char *path, const char *text, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(text, 1, len, f);
+    fclose(f);
+}
+
+/* Sleeps `n` times for `d` ns with `s`; returns how many ended early by the
+ * caller's own clock. */
+static int early_sleeps(kt_sleeper *s, int n, int64_t d) {
+    int i, early = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t deadline = mono_ns() + (uint64_t)d;
+        CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, NULL), KT_OK);
+        early += mono_ns() < deadline;
+    }
+    return early;
+}
+
+/* Writes a profile of a sleeper that slept a little to `path`. */
+static int learned_profile(const char *path) {
+    kt_sleeper *s = kt_sleeper_new(KT_MODE_EXACT);
+    char *why = NULL;
+    int rc;
+    if (!s) return -1;
+    CHECK_INT(early_sleeps(s, 40, 300000), 0);
+    rc = kt_sleeper_write_profile(s, path, &why);
+    CHECK_STATUS(rc, KT_OK);
+    CHECK(why == NULL);
+    kt_sleeper_free(s);
+    return rc;
+}
+
+void test_profile_loads_and_its_sleepers_are_never_early(void) {
+    char path[64];
+    kt_profile *p = NULL;
+    kt_sleeper *s = NULL;
+    char *why = (char *)1;
+    char *text;
+    if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
+        CHECK(!"a profile was written");
+        return;
+    }
+    text = slurp(path);
+    CHECK(text != NULL && strncmp(text, "keeptime-profile 1\n", 19) == 0);
+    CHECK(text != NULL && strstr(text, "\nbucket ") != NULL);
+    free(text);
+    CHECK_STATUS(kt_profile_load(path, 0, &p, &why), KT_OK);
+    CHECK(p != NULL);
+    CHECK(why == NULL);
+    CHECK_STATUS(kt_sleeper_create_with_profile(KT_MODE_EXACT, 0, p, &s), KT_OK);
+    kt_profile_free(p); /* the sleeper keeps its own copy */
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(early_sleeps(s, 30, 300000), 0);
+        CHECK_INT(early_sleeps(s, 10, 1000000), 0);
+        CHECK_INT(early_sleeps(s, 30, 20000), 0);
+        kt_sleeper_free(s);
+    }
+    unlink(path);
+}
+
+void test_profile_of_another_machine_is_refused(void) {
+    char path[64];
+    char *text, *line3, *other;
+    kt_profile *p = (kt_profile *)1;
+    char *why = NULL;
+    if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
+        CHECK(!"a profile was written");
+        return;
+    }
+    text = slurp(path);
+    /* Line 2 (cpu_vendor) replaced by another vendor's. */
+    line3 = text ? strchr(strchr(text, '\n') + 1, '\n') + 1 : NULL;
+    other = malloc(strlen(text ? text : "") + 64);
+    if (!text || !line3 || !other) {
+        CHECK(!"the profile reads back");
+        free(text);
+        free(other);
+        return;
+    }
+    sprintf(other, "keeptime-profile 1\ncpu_vendor SomeOtherVendor\n%s", line3);
+    spit(path, other, strlen(other));
+    CHECK_STATUS(kt_profile_load(path, 0, &p, &why), KT_EPROFILE);
+    CHECK(p == NULL);
+    CHECK(why != NULL && strstr(why, "line 2") != NULL);
+    CHECK(why != NULL && strstr(why, "cpu_vendor") != NULL);
+    CHECK(why != NULL && strstr(why, "\"SomeOtherVendor\" in the profile") != NULL);
+    CHECK(why != NULL && strstr(why, path) != NULL);
+    kt_note("%s", why ? why : "(no message)");
+    kt_string_free(why);
+    why = NULL;
+    CHECK_STATUS(kt_profile_load(path, KT_PROFILE_IGNORE_MACHINE, &p, &why), KT_OK);
+    CHECK(p != NULL && why == NULL);
+    kt_profile_free(p);
+    free(text);
+    free(other);
+    unlink(path);
+}
+
+/* kt_profile_load of `text` fails with KT_EPROFILE and a message holding `needle`. */
+static void refused(const char *path, const char *text, size_t len, const char *needle) {
+    kt_profile *p = (kt_profile *)1;
+    char *why = NULL;
+    spit(path, text, len);
+    CHECK_STATUS(kt_profile_load(path, KT_PROFILE_IGNORE_MACHINE, &p, &why), KT_EPROFILE);
+    CHECK(p == NULL);
+    CHECK(why != NULL && strstr(why, needle) != NULL);
+    if (why && !strstr(why, needle)) kt_note("%s lacks %s", why, needle);
+    kt_string_free(why);
+}
+
+void test_profile_bad_files_and_arguments(void) {
+    char path[64];
+    char *text, *end;
+    kt_profile *p = NULL;
+    kt_sleeper *s = (kt_sleeper *)1;
+    char *why = NULL;
+    if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
+        CHECK(!"a profile was written");
+        return;
+    }
+    text = slurp(path);
+    end = text ? strstr(text, "\nend\n") : NULL;
+    CHECK(end != NULL);
+    if (!end) { free(text); return; }
+    /* Cut before its last line, and inside a line. */
+    refused(path, text, (size_t)(end - text) + 1, "cut short");
+    refused(path, text, 30, "cut short");
+    refused(path, "round,os_wait_ns,overshoot_ns,thread_cpu_ns\n0,5000,1,1\n", 56,
+            "line 1: not a keeptime profile");
+    refused(path, "keeptime-profile 9\n", 19, "version");
+    refused(path, "", 0, "line 1");
+    {
+        /* A bad number on the first sample line. */
+        char *bad = malloc(strlen(text) + 8);
+        char *first = strstr(text, "\nbucket ");
+        if (bad && first) {
+            char *sample = strchr(first + 1, '\n') + 1;
+            size_t head = (size_t)(sample - text);
+            memcpy(bad, text, head);
+            sprintf(bad + head, "12x 5\n%s", strchr(sample, '\n') + 1);
+            refused(path, bad, strlen(bad), "a whole number");
+        }
+        free(bad);
+    }
+    free(text);
+    unlink(path);
+    refused(path, "", 0, "line 1"); /* recreated empty by refused */
+    unlink(path);
+    CHECK_STATUS(kt_profile_load(path, 0, &p, &why), KT_EPROFILE);
+    CHECK(why != NULL && strstr(why, "cannot read the profile") != NULL);
+    kt_string_free(why);
+    CHECK_STATUS(kt_profile_load(NULL, 0, &p, NULL), KT_ENULL);
+    CHECK_STATUS(kt_profile_load(path, 0, NULL, NULL), KT_ENULL);
+    CHECK_STATUS(kt_profile_load(path, 2, &p, NULL), KT_EINVAL);
+    CHECK_STATUS(kt_sleeper_create_with_profile(KT_MODE_EXACT, 0, NULL, &s), KT_ENULL);
+    CHECK(s == NULL);
+    CHECK_STATUS(kt_sleeper_write_profile(NULL, path, NULL), KT_ENULL);
+    s = kt_sleeper_new(KT_MODE_EXACT);
+    CHECK_STATUS(kt_sleeper_write_profile(s, NULL, NULL), KT_ENULL);
+    CHECK_STATUS(kt_sleeper_write_profile(s, "/nonexistent-dir/p.profile", &why), KT_EPROFILE);
+    CHECK(why != NULL && strstr(why, "cannot write the profile") != NULL);
+    kt_string_free(why);
+    kt_sleeper_free(s);
+    kt_profile_free(NULL);
+    CHECK_INT(KT_EPROFILE, -5);
+    CHECK_INT(KT_PROFILE_IGNORE_MACHINE, 1);
+}

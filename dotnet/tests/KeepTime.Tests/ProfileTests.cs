@@ -1,0 +1,117 @@
+// Host profiles through the C ABI: written from a sleeper and loaded back,
+// refused from another machine (unless asked), bad and cut files refused with
+// the line, and sleepers started from a profile never early by the caller's
+// own clock.
+using System;
+using System.IO;
+using NUnit.Framework;
+
+namespace Dev.KeepTime.Tests
+{
+    [TestFixture]
+    public class ProfileTests
+    {
+        private static string LearnedProfile()
+        {
+            string path = Path.GetTempFileName();
+            using (var s = new Sleeper())
+            {
+                for (int i = 0; i < 30; i++) s.Sleep(TimeSpan.FromTicks(3000));
+                s.WriteProfile(path);
+            }
+            return path;
+        }
+
+        private static int EarlySleeps(Sleeper s, TimeSpan d, int n)
+        {
+            int early = 0;
+            for (int i = 0; i < n; i++)
+            {
+                ulong deadline = KeepTime.NowNs() + (ulong)(d.Ticks * 100);
+                s.SleepUntilNs(deadline);
+                if (KeepTime.NowNs() < deadline) early++;
+            }
+            return early;
+        }
+
+        [Test]
+        public void AProfileLoadsAndItsSleepersAreNeverEarly()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                StringAssert.StartsWith("keeptime-profile 1\n", File.ReadAllText(path));
+                using (var p = Profile.Load(path))
+                using (var s = Sleeper.Builder().Profile(p).Build())
+                {
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(3000), 20));
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromMilliseconds(1), 5));
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(200), 20));
+                }
+            }
+            finally { File.Delete(path); }
+        }
+
+        [Test]
+        public void AProfileOfAnotherMachineIsRefused()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                string[] lines = File.ReadAllLines(path);
+                StringAssert.StartsWith("cpu_vendor ", lines[1]);
+                lines[1] = "cpu_vendor SomeOtherVendor";
+                File.WriteAllText(path, string.Join("\n", lines) + "\n");
+                var e = Assert.Throws<ProfileException>(() => Profile.Load(path));
+                StringAssert.Contains("line 2", e.Message);
+                StringAssert.Contains("cpu_vendor is \"SomeOtherVendor\" in the profile", e.Message);
+                Assert.AreEqual(path, e.Path);
+                using (var p = Profile.Load(path, ignoreMachine: true))
+                using (var s = Sleeper.Builder().Profile(p).Build())
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(3000), 10));
+            }
+            finally { File.Delete(path); }
+        }
+
+        [Test]
+        public void BadAndCutFilesNameTheLine()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                string text = File.ReadAllText(path);
+                File.WriteAllText(path, text.Substring(0, text.LastIndexOf("end", StringComparison.Ordinal)));
+                var e = Assert.Throws<ProfileException>(() => Profile.Load(path));
+                StringAssert.Contains("cut short", e.Message);
+                StringAssert.Contains("line ", e.Message);
+                File.WriteAllText(path, "round,os_wait_ns,overshoot_ns,thread_cpu_ns\n");
+                e = Assert.Throws<ProfileException>(() => Profile.Load(path));
+                StringAssert.Contains("line 1: not a keeptime profile", e.Message);
+                Assert.IsInstanceOf<IOException>(e);
+            }
+            finally { File.Delete(path); }
+            Assert.Throws<FileNotFoundException>(() => Profile.Load(path));
+            Assert.Throws<ArgumentNullException>(() => Profile.Load(null));
+            using (var s = new Sleeper())
+                Assert.Throws<IOException>(() => s.WriteProfile("/nonexistent-dir/p.profile"));
+            var disposed = Profile.Load(LearnedProfileAndKeep());
+            disposed.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => Sleeper.Builder().Profile(disposed).Build());
+        }
+
+        private static string s_kept;
+
+        private static string LearnedProfileAndKeep()
+        {
+            s_kept = LearnedProfile();
+            return s_kept;
+        }
+
+        [TearDown]
+        public void RemoveKept()
+        {
+            if (s_kept != null) File.Delete(s_kept);
+            s_kept = null;
+        }
+    }
+}

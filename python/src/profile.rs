@@ -1,0 +1,140 @@
+//! `keeptime.Profile`: start a sleeper from what an earlier run on this
+//! machine learned (`spec/estimator.md`, *Profile*).
+
+use keeptime::profile::{Fingerprint, Profile, ProfileError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::{Path, PathBuf};
+
+pyo3::create_exception!(
+    keeptime,
+    PyProfileError,
+    PyValueError,
+    "A host profile that is not valid (``code`` is the spec's error code, ``line`` the 1-based line) or was made on another machine (``code == \"machine_mismatch\"``, ``key`` the differing field)."
+);
+
+/// The Python error for a profile the core refused: `keeptime.ProfileError`
+/// with `code`, `line`, `path` and, for another machine, `key`.
+fn profile_error(py: Python<'_>, path: &Path, e: &ProfileError) -> PyErr {
+    let err = PyProfileError::new_err(format!("{}: {e}", path.display()));
+    let value = err.value(py);
+    let set = |name: &str, v: Bound<'_, PyAny>| value.setattr(name, v);
+    let key = e
+        .mismatch()
+        .map(|(k, _, _)| k.to_string().into_pyobject(py).map(Bound::into_any))
+        .transpose();
+    let done = (|| -> PyResult<()> {
+        set("code", e.code().into_pyobject(py)?.into_any())?;
+        set("line", e.line().into_pyobject(py)?.into_any())?;
+        set(
+            "path",
+            path.display().to_string().into_pyobject(py)?.into_any(),
+        )?;
+        set("key", key?.unwrap_or_else(|| py.None().into_bound(py)))?;
+        Ok(())
+    })();
+    match done {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// Reads, parses and (unless `ignore_machine`) checks a profile file.
+pub(crate) fn load(py: Python<'_>, path: &Path, ignore_machine: bool) -> PyResult<Profile> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        let msg = format!("{}: cannot read the profile: {e}", path.display());
+        match e.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+            _ => PyOSError::new_err(msg),
+        }
+    })?;
+    let profile = Profile::parse_bytes(&bytes).map_err(|e| profile_error(py, path, &e))?;
+    if !ignore_machine {
+        profile
+            .check_machine(&Fingerprint::this_machine())
+            .map_err(|e| profile_error(py, path, &e))?;
+    }
+    Ok(profile)
+}
+
+/// A host profile: this machine's fingerprint and, per OS-wait length, the
+/// last wake-ups and the cost of an OS wait that an earlier run learned.
+///
+/// A fresh :class:`Sleeper` needs hundreds of sleeps before its margins
+/// settle (until then one slow wake-up is its margin, and it spins for it);
+/// ``Sleeper(profile=...)`` starts from a profile instead. Write one with
+/// ``keeptime trace --profile FILE`` (the ``keeptime`` command) or
+/// :meth:`Sleeper.profile` and :meth:`write`.
+///
+/// >>> s = keeptime.Sleeper()
+/// >>> for _ in range(20):
+/// ...     s.sleep(0.0003)
+/// >>> p = s.profile()
+/// >>> sum(p.samples) > 0
+/// True
+/// >>> fresh = keeptime.Sleeper(profile=p)    # or profile="host.profile"
+#[pyclass(name = "Profile", module = "keeptime", frozen)]
+pub struct PyProfile {
+    pub(crate) inner: Profile,
+}
+
+#[pymethods]
+impl PyProfile {
+    /// Read the profile at ``path`` (a str or path-like). A profile made on
+    /// another machine is refused unless ``ignore_machine``.
+    ///
+    /// Raises :class:`ProfileError` (a ``ValueError``) for a file that is
+    /// not a valid profile (the message names the file, the line and what
+    /// was expected there; ``code`` and ``line`` say it too) or that was
+    /// made on another machine (``code == "machine_mismatch"``, ``key`` the
+    /// first differing field; the message gives both values), and
+    /// ``OSError`` (``FileNotFoundError``, ...) for a file that cannot be read.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, ignore_machine = false))]
+    fn load(py: Python<'_>, path: PathBuf, ignore_machine: bool) -> PyResult<Self> {
+        load(py, &path, ignore_machine).map(|inner| PyProfile { inner })
+    }
+
+    /// Write the profile to ``path`` (replacing the file); ``OSError`` if
+    /// it cannot be written.
+    fn write(&self, path: PathBuf) -> PyResult<()> {
+        std::fs::write(&path, self.inner.to_text()).map_err(|e| {
+            PyOSError::new_err(format!("{}: cannot write the profile: {e}", path.display()))
+        })
+    }
+
+    /// The machine it was made on: a dict of the fingerprint's fields
+    /// (``cpu_vendor``, ``cpu_model``, ``cpus_online``, ``virtualization``,
+    /// ``cpuidle_driver``, ``clocksource``, ``kernel_release``; ``"-"`` for
+    /// unknown).
+    #[getter]
+    fn machine<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in self.inner.machine().fields() {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// Remembered wake-ups per OS-wait length bucket (12 ints).
+    #[getter]
+    fn samples(&self) -> Vec<usize> {
+        self.inner.samples().to_vec()
+    }
+
+    /// The profile's text, as :meth:`write` writes it.
+    fn text(&self) -> String {
+        self.inner.to_text()
+    }
+
+    fn __repr__(&self) -> String {
+        let n = self.inner.samples();
+        format!(
+            "Profile({} wake-ups in {} buckets)",
+            n.iter().sum::<usize>(),
+            n.iter().filter(|&&k| k > 0).count()
+        )
+    }
+}
