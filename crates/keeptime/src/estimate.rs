@@ -315,6 +315,21 @@ impl MarginEstimator {
         }
     }
 
+    /// The bins of bucket `b`'s live samples, oldest first (none once it
+    /// is forgotten): what a profile of this estimator writes.
+    pub(crate) fn remembered_bins(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
+        let k = &self.buckets[b];
+        let len = self.live_samples(b);
+        // A full ring's oldest sample is the next one overwritten.
+        let start = if len == WINDOW { k.next } else { 0 };
+        (0..len).map(move |i| k.ring[(start + i) % WINDOW] as usize)
+    }
+
+    /// Bucket `b`'s own learned cost, not borrowed (`None` before any).
+    pub(crate) fn own_cost(&self, b: usize) -> Option<u64> {
+        self.buckets[b].cost
+    }
+
     /// The first bucket with live samples in the borrowing order of bucket `b`:
     /// `b` itself, then `b-1 … 0`, then `b+1 … BUCKETS-1`.
     pub fn source(&self, b: usize) -> Option<usize> {

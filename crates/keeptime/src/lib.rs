@@ -69,6 +69,7 @@ mod idle_hint;
 pub mod os;
 mod platform;
 pub mod pmqos;
+pub mod profile;
 pub mod sim;
 mod sleep;
 pub mod stats;

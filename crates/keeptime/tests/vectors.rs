@@ -51,6 +51,8 @@ const SHARES: [u64; 3] = [50_000, 10_000, 1_000];
 
 enum EstOp {
     Begin,
+    /// `begin_sleep` this many times.
+    BeginSleeps(u64),
     Observe(u64, u64),
     /// `observe` for each overshoot, all with one wait length.
     ObserveEach(u64, Vec<u64>),
@@ -86,12 +88,24 @@ fn plan_json(p: Option<keeptime::OsWaitPlan>) -> Value {
 
 fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
     let mut e = MarginEstimator::new();
+    let steps = run_ops(&mut e, ops);
+    json!({ "name": name, "steps": steps, "final": state(&e) })
+}
+
+/// Runs `ops` on `e`, returning the steps as the vectors write them.
+fn run_ops(e: &mut MarginEstimator, ops: &[EstOp]) -> Vec<Value> {
     let mut steps = Vec::new();
     for op in ops {
         let step = match op {
             EstOp::Begin => {
                 e.begin_sleep();
                 json!({ "op": "begin_sleep" })
+            }
+            EstOp::BeginSleeps(n) => {
+                for _ in 0..*n {
+                    e.begin_sleep();
+                }
+                json!({ "op": "begin_sleeps", "count": n })
             }
             EstOp::Observe(wait, over) => {
                 e.observe(*wait, *over);
@@ -107,7 +121,7 @@ fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
                 e.observe_cost(*wait, *cpu);
                 json!({ "op": "observe_cost", "wait_ns": wait, "cpu_ns": cpu })
             }
-            EstOp::Check => json!({ "op": "check", "expect": state(&e) }),
+            EstOp::Check => json!({ "op": "check", "expect": state(e) }),
             EstOp::PlanExact(rem, budget, ms)
             | EstOp::PlanExplore(rem, budget, ms)
             | EstOp::PlanAfterSplit(rem, budget, ms) => {
@@ -118,24 +132,33 @@ fn run_estimator_case(name: &str, ops: &[EstOp]) -> Value {
                 };
                 json!({ "op": "plan_exact", "remaining_ns": rem, "budget_ppm": budget, "min_spin_ns": ms,
                         "first": step.first, "explore": step.explore, "after_split": step.after_split,
-                        "expect": plan_json(plan_exact(&e, *rem, *budget, *ms, step)) })
+                        "expect": plan_json(plan_exact(e, *rem, *budget, *ms, step)) })
             }
             EstOp::PlanEfficient(rem) => {
-                json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(&e, *rem) })
+                json!({ "op": "plan_efficient", "remaining_ns": rem, "expect_wait_ns": plan_efficient(e, *rem) })
             }
         };
         steps.push(step);
     }
-    json!({ "name": name, "steps": steps, "final": state(&e) })
+    steps
 }
 
 fn replay_estimator_case(case: &Value) {
-    let mut e = MarginEstimator::new();
+    replay_steps(MarginEstimator::new(), case);
+}
+
+/// Replays a case's `steps` on `e`, then checks its `final` state.
+fn replay_steps(mut e: MarginEstimator, case: &Value) {
     let name = case["name"].as_str().unwrap();
     for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
         let u = |k: &str| step[k].as_u64().unwrap();
         match step["op"].as_str().unwrap() {
             "begin_sleep" => e.begin_sleep(),
+            "begin_sleeps" => {
+                for _ in 0..u("count") {
+                    e.begin_sleep();
+                }
+            }
             "observe" => e.observe(u("wait_ns"), u("overshoot_ns")),
             "observe_each" => {
                 for o in step["overshoots_ns"].as_array().unwrap() {
@@ -1109,5 +1132,427 @@ fn ticker_vectors() {
             .unwrap();
     for case in stored["cases"].as_array().unwrap() {
         replay_ticker_case(case);
+    }
+}
+
+// ---------------------------------------------------------------- profile
+
+use keeptime::profile::{Fingerprint, Profile, FINGERPRINT_KEYS};
+
+/// "This machine" for every profile case.
+const MACHINE: [&str; 7] = [
+    "AuthenticAMD",
+    "AMD EPYC",
+    "2",
+    "KVM",
+    "haltpoll",
+    "tsc",
+    "6.18.44-fc",
+];
+
+fn machine_of(values: &Value) -> Fingerprint {
+    let v = |k: &str| Some(values[k].as_str().unwrap().to_string());
+    Fingerprint::from_parts(
+        v("cpu_vendor"),
+        v("cpu_model"),
+        values["cpus_online"].as_str().unwrap().parse().ok(),
+        v("virtualization"),
+        v("cpuidle_driver"),
+        v("clocksource"),
+        v("kernel_release"),
+    )
+}
+
+/// A profile's text: header, the machine (`MACHINE` with `changes`
+/// applied), sections `(bucket, wait, overshoots)`, costs `(wait, cpu)`,
+/// `end`.
+fn profile_text(
+    changes: &[(&str, &str)],
+    sections: &[(usize, u64, Vec<u64>)],
+    costs: &[(u64, u64)],
+) -> String {
+    let mut t = String::from("keeptime-profile 1\n");
+    for (k, v) in FINGERPRINT_KEYS.iter().zip(MACHINE) {
+        let v = changes.iter().find(|c| c.0 == *k).map_or(v, |c| c.1);
+        t.push_str(&format!("{k} {v}\n"));
+    }
+    for (b, w, overs) in sections {
+        t.push_str(&format!("bucket {b} {}\n", overs.len()));
+        for o in overs {
+            t.push_str(&format!("{w} {o}\n"));
+        }
+    }
+    for (w, c) in costs {
+        t.push_str(&format!("cost {w} {c}\n"));
+    }
+    t.push_str("end\n");
+    t
+}
+
+/// A case that loads `text` and runs `ops` on the loaded estimator.
+fn profile_case(name: &str, text: String, ignore_machine: bool, ops: &[EstOp]) -> Value {
+    let here = machine_of(&machine_json());
+    let p = Profile::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    if !ignore_machine {
+        p.check_machine(&here)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let mut e = p.estimator();
+    let steps = run_ops(&mut e, ops);
+    json!({ "name": name, "text": text, "ignore_machine": ignore_machine,
+            "steps": steps, "final": state(&e) })
+}
+
+/// A case whose `text` is refused; the error as the vectors state it.
+fn profile_error_case(name: &str, text: String, ignore_machine: bool) -> Value {
+    let err = load_profile(&text, ignore_machine)
+        .err()
+        .unwrap_or_else(|| panic!("{name}: loads"));
+    json!({ "name": name, "text": text, "ignore_machine": ignore_machine, "expect_error": err })
+}
+
+/// Parses and checks `text` as the vectors say (this machine is
+/// `machine_json()`): the profile, or the error's code, line (and key).
+fn load_profile(text: &str, ignore_machine: bool) -> Result<Profile, Value> {
+    let here = machine_of(&machine_json());
+    let as_json = |e: keeptime::profile::ProfileError| {
+        let mut v = json!({ "code": e.code(), "line": e.line() });
+        if let Some((key, _, _)) = e.mismatch() {
+            v["key"] = json!(key);
+        }
+        v
+    };
+    let p = Profile::parse(text).map_err(as_json)?;
+    if !ignore_machine {
+        p.check_machine(&here).map_err(as_json)?;
+    }
+    Ok(p)
+}
+
+fn machine_json() -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in FINGERPRINT_KEYS.iter().zip(MACHINE) {
+        m.insert((*k).to_string(), json!(v));
+    }
+    Value::Object(m)
+}
+
+fn profile_scenarios() -> Vec<Value> {
+    use EstOp::*;
+    let ms = 1_000_000u64;
+    let us = 1_000u64;
+    let typical = [250 * us, ms, 2_500 * us, 10 * ms];
+    let mut cases = Vec::new();
+    // A host whose cheapest plans are two-wait plans, each bucket a full
+    // window; bucket 6's oldest sample is a 2 ms outlier (one rank at 1 %).
+    let mut b6 = vec![2 * ms];
+    b6.extend(spread(1_023, 20_000, 10_000, 25, 45_000));
+    let host = [
+        (2, 60 * us, spread(1_024, 3_000, 3_000, 50, 15_000)),
+        (4, 190 * us, spread(1_024, 3_500, 3_000, 40, 20_000)),
+        (6, 900 * us, b6),
+        (10, 9 * ms, spread(1_024, 15_000, 20_000, 20, 80_000)),
+    ];
+    let host_costs = [(60 * us, 2_400), (900 * us, 2_800), (9 * ms, 3_300)];
+    let text = profile_text(&[], &host, &host_costs);
+    let mut ops = vec![Check];
+    ops.extend(plans_at(&typical, &SHARES));
+    // The first sleep uses bucket 6 only; the others age from seq 0.
+    ops.extend([Begin, Observe(900 * us, 24_000), BeginSleeps(254), Check]);
+    ops.extend(plans_at(&typical, &[10_000]));
+    // Sleep 256: the loaded buckets no sleep observed are forgotten.
+    ops.extend([Begin, Check]);
+    ops.extend(plans_at(&typical, &[10_000]));
+    // Sleep 257: bucket 6 too (its last observation was at sleep 1).
+    ops.extend([Begin, Check, PlanExact(ms, 10_000, 0)]);
+    cases.push(profile_case(
+        "two_wait_host_then_ageing",
+        text.clone(),
+        false,
+        &ops,
+    ));
+    // The same samples observed by a fresh estimator one by one: loading is
+    // nothing but those observations.
+    let mut ops = vec![];
+    for (_, w, overs) in &host {
+        ops.push(ObserveEach(*w, overs.clone()));
+    }
+    for (w, c) in host_costs {
+        ops.push(ObserveCost(w, c));
+    }
+    ops.push(Check);
+    cases.push(run_estimator_case("the_same_observed_fresh", &ops));
+    // Young windows: a short bucket pooled with its neighbours, a 1 %
+    // target the long bucket cannot place yet.
+    let text_young = profile_text(
+        &[],
+        &[
+            (3, 100 * us, spread(120, 4_000, 2_000, 0, 0)),
+            (4, 200 * us, spread(90, 4_500, 2_000, 0, 0)),
+            (7, 1_500 * us, spread(60, 25_000, 15_000, 30, 70_000)),
+        ],
+        &[(200 * us, 3_000)],
+    );
+    let mut ops = vec![Check];
+    ops.extend(plans_at(&typical, &[10_000, 5_000]));
+    cases.push(profile_case("young_windows", text_young, false, &ops));
+    // Nothing learned: the estimator of a fresh sleeper.
+    let empty = profile_text(&[], &[], &[]);
+    cases.push(profile_case(
+        "machine_only",
+        empty.clone(),
+        false,
+        &[Check, PlanExact(ms, 10_000, 0)],
+    ));
+    cases.push(profile_case(
+        "costs_only",
+        profile_text(
+            &[],
+            &[],
+            &[
+                (10 * us, 1_500),
+                (300 * us, 4_000),
+                (30 * ms, 2_000_000_000),
+            ],
+        ),
+        false,
+        &[Check],
+    ));
+    // \r\n line ends and no line break after `end`.
+    let small = profile_text(
+        &[],
+        &[(6, 700 * us, vec![21_000, 26_000, 90_000])],
+        &[(700 * us, 8_000)],
+    );
+    cases.push(profile_case(
+        "crlf_and_no_final_line_break",
+        small.replace('\n', "\r\n").trim_end().to_string(),
+        false,
+        &[Check, PlanExact(ms, 50_000, 0)],
+    ));
+    // Another machine.
+    let other = profile_text(
+        &[("clocksource", "hpet")],
+        &[(6, 700 * us, vec![21_000])],
+        &[],
+    );
+    cases.push(profile_error_case(
+        "other_clocksource",
+        other.clone(),
+        false,
+    ));
+    cases.push(profile_case(
+        "other_clocksource_ignored",
+        other.clone(),
+        true,
+        &[Check],
+    ));
+    cases.push(profile_error_case(
+        "first_difference_is_named",
+        profile_text(
+            &[
+                ("kernel_release", "6.1.0"),
+                ("cpus_online", "4"),
+                ("cpu_model", "AMD EPYC 7R13"),
+            ],
+            &[],
+            &[],
+        ),
+        false,
+    ));
+    cases.push(profile_error_case(
+        "no_hypervisor_in_the_profile",
+        profile_text(&[("virtualization", "-")], &[], &[]),
+        false,
+    ));
+    cases.push(profile_error_case(
+        "a_bad_number_before_the_machine_check",
+        other.replace("700000 21000", "700000 21k"),
+        false,
+    ));
+    // Bad and truncated files.
+    let sample = profile_text(
+        &[],
+        &[(6, 700 * us, vec![21_000, 26_000])],
+        &[(700 * us, 8_000)],
+    );
+    let end = sample.rfind("end").unwrap();
+    let errors: Vec<(&str, String)> = vec![
+        ("empty", String::new()),
+        ("cut_inside_the_header", "keeptime-prof".into()),
+        (
+            "a_trace_not_a_profile",
+            "round,os_wait_ns,overshoot_ns,thread_cpu_ns\n0,5000,3000,1000\n".into(),
+        ),
+        ("blank_first_line", format!("\n{sample}")),
+        (
+            "newer_version",
+            sample.replace("keeptime-profile 1", "keeptime-profile 2"),
+        ),
+        (
+            "version_missing",
+            sample.replace("keeptime-profile 1", "keeptime-profile "),
+        ),
+        (
+            "machine_key_wrong",
+            sample.replace("cpus_online 2", "cpus 2"),
+        ),
+        (
+            "machine_keys_out_of_order",
+            sample.replace(
+                "cpu_vendor AuthenticAMD\ncpu_model AMD EPYC",
+                "cpu_model AMD EPYC\ncpu_vendor AuthenticAMD",
+            ),
+        ),
+        (
+            "machine_value_empty",
+            sample.replace("clocksource tsc", "clocksource "),
+        ),
+        (
+            "cut_after_the_machine_part",
+            sample[..sample.find("bucket").unwrap()].to_string(),
+        ),
+        (
+            "cut_inside_the_machine_part",
+            sample[..sample.find("cpuidle").unwrap()].to_string(),
+        ),
+        (
+            "cut_inside_a_section",
+            sample[..sample.find("700000 26000").unwrap()].to_string(),
+        ),
+        (
+            "cut_inside_a_sample",
+            sample[..sample.find("700000 26000").unwrap() + 4].to_string(),
+        ),
+        ("cut_before_end", sample[..end].to_string()),
+        ("cut_inside_end", sample[..end + 2].to_string()),
+        (
+            "letter_in_a_number",
+            sample.replace("700000 26000", "700000 26O00"),
+        ),
+        (
+            "negative_number",
+            sample.replace("700000 26000", "700000 -26000"),
+        ),
+        (
+            "signed_number",
+            sample.replace("700000 26000", "700000 +26000"),
+        ),
+        ("fraction", sample.replace("700000 26000", "700000 26000.5")),
+        (
+            "number_too_large",
+            sample.replace("700000 26000", "700000 9223372036854775808"),
+        ),
+        (
+            "largest_number_then_bad",
+            sample
+                .replace("700000 26000", "700000 9223372036854775807")
+                .replace("cost 700000 8000", "cost 700000 x"),
+        ),
+        (
+            "two_spaces",
+            sample.replace("700000 26000", "700000  26000"),
+        ),
+        (
+            "trailing_space",
+            sample.replace("700000 26000", "700000 26000 "),
+        ),
+        (
+            "three_fields",
+            sample.replace("700000 26000", "700000 26000 1"),
+        ),
+        (
+            "blank_line_in_a_section",
+            sample.replace("700000 26000\n", "\n700000 26000\n"),
+        ),
+        (
+            "bucket_out_of_range",
+            sample.replace("bucket 6 2", "bucket 12 2"),
+        ),
+        (
+            "no_samples",
+            sample.replace("bucket 6 2\n700000 21000\n700000 26000\n", "bucket 6 0\n"),
+        ),
+        (
+            "more_samples_than_a_window",
+            sample.replace("bucket 6 2", "bucket 6 1025"),
+        ),
+        (
+            "fewer_samples_than_counted",
+            sample.replace("bucket 6 2", "bucket 6 3"),
+        ),
+        (
+            "more_samples_than_counted",
+            sample.replace("bucket 6 2", "bucket 6 1"),
+        ),
+        (
+            "wait_outside_its_bucket",
+            sample.replace("700000 26000", "1100000 26000"),
+        ),
+        (
+            "buckets_descending",
+            sample.replace("cost", "bucket 5 1\n300000 9000\ncost"),
+        ),
+        (
+            "bucket_repeated",
+            sample.replace("cost", "bucket 6 1\n600000 9000\ncost"),
+        ),
+        (
+            "section_after_a_cost",
+            format!("{}bucket 7 1\n1100000 9000\nend\n", &sample[..end]),
+        ),
+        (
+            "two_costs_for_one_bucket",
+            format!("{}cost 600000 9000\nend\n", &sample[..end]),
+        ),
+        (
+            "unknown_line",
+            format!("{}costs 600000 9000\nend\n", &sample[..end]),
+        ),
+        ("text_after_end", format!("{sample}bucket 7 1\n")),
+        ("blank_line_after_end", format!("{sample}\n")),
+    ];
+    for (name, text) in errors {
+        cases.push(profile_error_case(name, text, false));
+    }
+    cases
+}
+
+#[test]
+fn profile_vectors() {
+    let generated = json!({
+        "spec": "spec/estimator.md#profile",
+        "constants": { "BUCKETS": BUCKETS, "WINDOW": estimate::WINDOW, "HORIZON": estimate::HORIZON,
+                       "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "check_shares_ppm": SHARES,
+                       "version": keeptime::profile::PROFILE_VERSION },
+        "machine": machine_json(),
+        "cases": profile_scenarios(),
+    });
+    check_or_write("profile.json", generated);
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors_dir().join("profile.json")).unwrap())
+            .unwrap();
+    let cases = stored["cases"].as_array().unwrap();
+    let named = |n: &str| cases.iter().find(|c| c["name"] == n).unwrap();
+    assert_eq!(
+        named("two_wait_host_then_ageing")["steps"][0]["expect"],
+        named("the_same_observed_fresh")["final"],
+        "loading is the observations"
+    );
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let Some(text) = case["text"].as_str() else {
+            // An estimator case beside the profiles: the same answers from
+            // the same observations made one by one.
+            replay_estimator_case(case);
+            continue;
+        };
+        let loaded = load_profile(text, case["ignore_machine"].as_bool().unwrap());
+        match (&case["expect_error"], loaded) {
+            (Value::Null, Ok(p)) => replay_steps(p.estimator(), case),
+            (Value::Null, Err(e)) => panic!("{name}: refused with {e}"),
+            (want, Err(e)) => assert_eq!(&e, want, "{name}"),
+            (want, Ok(_)) => panic!("{name}: loaded, expected {want}"),
+        }
     }
 }

@@ -298,6 +298,53 @@ fn idle_states(dir: &str) -> Vec<IdleState> {
     states
 }
 
+/// The CPU's vendor from the first processor block of `/proc/cpuinfo`:
+/// `vendor_id` on x86 ("GenuineIntel", "AuthenticAMD"), `CPU implementer`
+/// elsewhere ("0x41").
+pub(crate) fn parse_cpu_vendor(text: &str) -> Option<String> {
+    let mut vendor = None;
+    let mut seen_processor = false;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if seen_processor {
+                break;
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "processor" => seen_processor = true,
+            "vendor_id" if !value.is_empty() => return Some(value.to_string()),
+            "CPU implementer" if vendor.is_none() && !value.is_empty() => {
+                vendor = Some(value.to_string());
+            }
+            _ => {}
+        }
+    }
+    vendor
+}
+
+/// This machine's profile fingerprint (`spec/estimator.md`, *Profile*): the
+/// few fields of [`gather`] a wake-up model depends on, read without
+/// measuring anything.
+pub(crate) fn fingerprint() -> crate::profile::Fingerprint {
+    let cpuinfo = read_text("/proc/cpuinfo");
+    let cpu = cpuinfo.as_deref().map(parse_cpuinfo);
+    let (kernel_release, _) = uname();
+    crate::profile::Fingerprint::from_parts(
+        cpuinfo.as_deref().and_then(parse_cpu_vendor),
+        cpu.as_ref().and_then(|c| c.model.clone()),
+        read_text("/sys/devices/system/cpu/online").and_then(|t| parse_cpu_list(&t)),
+        virtualization(cpu.as_ref()).map(|v| v.hypervisor),
+        read_text("/sys/devices/system/cpu/cpuidle/current_driver"),
+        read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        kernel_release,
+    )
+}
+
 fn virtualization(cpu: Option<&CpuInfo>) -> Option<Virtualization> {
     let found = |hypervisor: String, source: &str| Virtualization {
         hypervisor,
@@ -384,6 +431,17 @@ cpu: 0
 cpu: 1
   .hres_active    : 1
 ";
+
+    #[test]
+    fn the_cpu_vendor_is_the_first_processors() {
+        assert_eq!(
+            parse_cpu_vendor(CPUINFO_X86).as_deref(),
+            Some("GenuineIntel")
+        );
+        let arm = "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n\nprocessor\t: 1\nCPU implementer\t: 0x51\n";
+        assert_eq!(parse_cpu_vendor(arm).as_deref(), Some("0x41"));
+        assert_eq!(parse_cpu_vendor(""), None);
+    }
 
     #[test]
     fn cpuinfo_x86_first_processor_only() {

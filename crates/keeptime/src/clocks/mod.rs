@@ -80,6 +80,9 @@ mod cpuid;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod tsc;
 
+#[cfg(target_os = "linux")]
+pub(crate) use machine::fingerprint as machine_fingerprint;
+
 pub use findings::findings;
 pub use idle::{DeviceAccess, IdleLatency, HINTABLE_DRIVERS};
 pub use measure::MIN_STEPS;

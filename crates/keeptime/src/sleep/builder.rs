@@ -4,12 +4,15 @@ use super::{Mode, Sleeper, SleeperStats, TailTarget, HANDOFF_NS};
 use crate::estimate::MarginEstimator;
 use crate::idle_hint::{IdleHint, IdleHintHolder};
 use crate::platform::{duration_ns, Platform, System};
+use crate::profile::Profile;
 use std::time::Duration;
 
 /// Configures a [`Sleeper`]: mode and knobs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 #[must_use = "call .build() to get a Sleeper"]
 pub struct SleeperBuilder {
+    /// The model a [`profile`](Self::profile) loaded; a fresh one if none.
+    estimator: Option<MarginEstimator>,
     mode: Mode,
     timer_slack: bool,
     min_spin_ns: u64,
@@ -21,6 +24,7 @@ pub struct SleeperBuilder {
 impl Default for SleeperBuilder {
     fn default() -> Self {
         SleeperBuilder {
+            estimator: None,
             mode: Mode::Exact,
             timer_slack: true,
             min_spin_ns: 0,
@@ -151,9 +155,42 @@ impl SleeperBuilder {
         self
     }
 
+    /// Starts the sleeper from a host [`Profile`]: its model answers as it
+    /// would after the profile's wake-ups (`spec/estimator.md`, *Profile*),
+    /// then learns and forgets as any sleeper's. [`Profile::load`] has
+    /// already refused a profile made on another machine.
+    ///
+    /// A fresh sleeper needs hundreds to thousands of sleeps before its
+    /// margins settle (until then one slow wake-up *is* the margin, and the
+    /// sleep spins it); a profile written by an earlier run on this machine
+    /// (`keeptime trace --profile FILE`, or [`Sleeper::profile`]) skips that.
+    ///
+    /// ```
+    /// use keeptime::{profile::{Fingerprint, Profile}, Sleeper};
+    /// use std::time::Duration;
+    ///
+    /// let mut first = Sleeper::new();
+    /// for _ in 0..20 {
+    ///     first.sleep(Duration::from_micros(300));
+    /// }
+    /// let profile = first.profile(); // or Profile::load("host.profile")?
+    /// profile.check_machine(&Fingerprint::this_machine())?;
+    /// let mut next = Sleeper::builder().profile(&profile).build();
+    /// for b in 0..keeptime::estimate::BUCKETS {
+    ///     assert_eq!(next.estimator().live_samples(b), first.estimator().live_samples(b));
+    /// }
+    /// next.sleep(Duration::from_micros(300));
+    /// # Ok::<(), keeptime::profile::ProfileError>(())
+    /// ```
+    pub fn profile(mut self, profile: &Profile) -> Self {
+        self.estimator = Some(profile.estimator());
+        self
+    }
+
     /// A sleeper on the real clock.
     pub fn build(self) -> Sleeper {
-        self.build_with(System::new(self.timer_slack))
+        let platform = System::new(self.timer_slack);
+        self.build_with(platform)
     }
 
     /// A sleeper on another [`Platform`], e.g. a
@@ -166,7 +203,7 @@ impl SleeperBuilder {
             min_spin_ns: self.min_spin_ns,
             handoff_ns: HANDOFF_NS,
             target: self.target,
-            estimator: MarginEstimator::new(),
+            estimator: self.estimator.unwrap_or_default(),
             waits_planned: 0,
             stats: SleeperStats::default(),
             idle_hint: IdleHintHolder::request_warning(self.idle_hint, self.warn_refused_hint),

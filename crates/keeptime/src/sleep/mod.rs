@@ -219,6 +219,18 @@ impl<P: Platform> Sleeper<P> {
         &self.estimator
     }
 
+    /// A host profile of what this sleeper has learned, made on this
+    /// machine ([`Fingerprint::this_machine`](crate::profile::Fingerprint::this_machine)):
+    /// write it with [`Profile::write`](crate::profile::Profile::write) and
+    /// start a later run from it ([`SleeperBuilder::profile`]); its sleepers
+    /// then answer as this one does now (`spec/estimator.md`, *Writing*).
+    pub fn profile(&self) -> crate::profile::Profile {
+        crate::profile::Profile::from_estimator(
+            &self.estimator,
+            crate::profile::Fingerprint::this_machine(),
+        )
+    }
+
     /// The platform this sleeper waits on.
     pub fn platform(&self) -> &P {
         &self.platform
