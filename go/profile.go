@@ -382,31 +382,18 @@ func (s *Sleeper) WriteProfile(path string) error {
 // loaded wait length the sleeper does not use within 255 sleeps is
 // forgotten; the first 256 sleeps still explore). LoadProfile has already
 // refused a profile from another machine. Only a sleeper that has not slept
-// takes a profile: otherwise UseProfile returns an error wrapping
-// ErrSleeperHasSlept and changes nothing. A Ticker made from this sleeper
-// with NewTickerWith starts from the profile too.
+// takes a profile (a second one replaces the first): otherwise UseProfile
+// returns an error wrapping ErrSleeperHasSlept and changes nothing. A Ticker
+// made from this sleeper with NewTickerWith starts from the profile too.
 func (s *Sleeper) UseProfile(p *Profile) error {
 	if p == nil {
 		return errors.New("keeptime: UseProfile needs a profile (got nil)")
 	}
-	if !s.est.fresh() {
+	if s.est.seq != 0 || s.waitsPlanned != 0 {
 		return fmt.Errorf("%w (it has begun %d sleeps)", ErrSleeperHasSlept, s.est.seq)
 	}
-	s.est = *p.estimator()
+	s.est = *p.estimator() // a fresh estimator: an earlier profile is replaced
 	return nil
-}
-
-// fresh reports whether the estimator has begun no sleep and observed nothing.
-func (e *estimator) fresh() bool {
-	if e.seq != 0 {
-		return false
-	}
-	for b := range e.buckets {
-		if e.buckets[b].len != 0 || e.buckets[b].hasCost {
-			return false
-		}
-	}
-	return true
 }
 
 // profileLines splits a profile's text into lines: separated by "\n", a

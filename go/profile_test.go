@@ -209,6 +209,14 @@ func TestProfileRoundTrip(t *testing.T) {
 	if first.est.seq != before {
 		t.Error("a refused profile changed the sleeper")
 	}
+	// Before its first sleep, a second profile replaces the first.
+	fresh := NewSleeper(Exact)
+	if err := fresh.UseProfile(profileOf(new(estimator), testMachine)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.UseProfile(back); err != nil || fresh.est.liveSamples(bucketOf(1_000_000)) != a.liveSamples(bucketOf(1_000_000)) {
+		t.Errorf("second profile: %v", err)
+	}
 	if err := next.UseProfile(nil); err == nil {
 		t.Error("UseProfile(nil) succeeded")
 	}
