@@ -87,6 +87,13 @@ public final class Profile {
         /**
          * A fingerprint of the seven values.
          *
+         * @param cpuVendor the CPU's vendor
+         * @param cpuModel the CPU's model
+         * @param cpusOnline the online CPUs, decimal
+         * @param virtualization the hypervisor, {@code "-"} for none
+         * @param cpuidleDriver the cpuidle driver
+         * @param clocksource the kernel's clocksource
+         * @param kernelRelease the kernel release
          * @throws NullPointerException if a value is null
          */
         public Fingerprint {
