@@ -5,6 +5,7 @@ package keeptime
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -187,4 +188,31 @@ func taiOffsetS() *int64 {
 		s--
 	}
 	return &s
+}
+
+// machineFingerprint is this machine's profile fingerprint: the fields of
+// machineInfo a wake-up model depends on, read without measuring anything.
+func machineFingerprint() Fingerprint {
+	var f Fingerprint
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.KernelRelease = unix.ByteSliceToString(u.Release[:])
+	}
+	text := readText("/proc/cpuinfo")
+	cpu := parseCPUInfo(text)
+	f.CPUVendor, f.CPUModel = parseCPUVendor(text), cpu.model
+	if n, ok := parseCPUList(readText("/sys/devices/system/cpu/online")); ok {
+		f.CPUsOnline = strconv.Itoa(n)
+	}
+	const cs = "/sys/devices/system/clocksource/clocksource0/"
+	if v := virtualization(cpu, strings.Fields(readText(cs+"available_clocksource"))); v != nil {
+		f.Virtualization = v.Hypervisor
+	}
+	f.CPUIdleDriver = readText("/sys/devices/system/cpu/cpuidle/current_driver")
+	f.Clocksource = readText(cs + "current_clocksource")
+	v := f.values()
+	for i := range v {
+		v[i] = fingerprintValue(v[i])
+	}
+	return fingerprintOf(v)
 }

@@ -49,6 +49,35 @@ func parseCPUInfo(text string) cpuInfo {
 	return info
 }
 
+// parseCPUVendor is the CPU's vendor from the first processor block of
+// /proc/cpuinfo: vendor_id on x86 ("GenuineIntel", "AuthenticAMD"), else
+// its "CPU implementer" ("0x41"); "" when there is neither.
+func parseCPUVendor(text string) string {
+	vendor, seen := "", false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			if seen {
+				break
+			}
+			continue
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		switch {
+		case key == "processor":
+			seen = true
+		case key == "vendor_id" && value != "":
+			return value
+		case key == "CPU implementer" && vendor == "" && value != "":
+			vendor = value
+		}
+	}
+	return vendor
+}
+
 // tscFlags is the TSC's flags when the CPU has one (the "tsc" flag).
 func tscFlags(c cpuInfo) *TSCInfo {
 	if !slices.Contains(c.flags, "tsc") {

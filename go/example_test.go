@@ -3,6 +3,8 @@ package keeptime_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	keeptime "github.com/keeptime/keeptime/go"
@@ -150,5 +152,43 @@ func ExampleNewIdleHint() {
 	// 20 µs <nil>
 	// 1 µs <nil>
 	// keeptime: idle-latency hint must be 0 to 2147483647 µs (got -1 µs)
+	// true
+}
+
+// A host profile: what one run learned on this machine, so that the next
+// run's sleepers start from it instead of from nothing.
+func ExampleLoadProfile() {
+	path := filepath.Join(os.TempDir(), "keeptime-example.profile")
+	defer os.Remove(path)
+
+	first := keeptime.NewSleeper(keeptime.Exact)
+	for i := 0; i < 20; i++ {
+		first.Sleep(300 * time.Microsecond)
+	}
+	if err := first.WriteProfile(path); err != nil {
+		panic(err)
+	}
+
+	// A later run: refused (a *ProfileError naming the key) if the file
+	// was made on another machine; keeptime.IgnoreMachine() loads it anyway.
+	p, err := keeptime.LoadProfile(path)
+	if err != nil {
+		var pe *keeptime.ProfileError
+		if errors.As(err, &pe) {
+			fmt.Println(pe.Code, pe.Line, pe.Key)
+		}
+		return
+	}
+	next := keeptime.NewSleeper(keeptime.Exact)
+	if err := next.UseProfile(p); err != nil { // before its first sleep
+		panic(err)
+	}
+	t, _ := keeptime.NewTickerWith(next, time.Millisecond, keeptime.Skip) // starts from the profile too
+	t.Wait()
+
+	fmt.Println(p.Samples() == first.Profile().Samples())
+	fmt.Println(errors.Is(next.UseProfile(p), keeptime.ErrSleeperHasSlept))
+	// Output:
+	// true
 	// true
 }

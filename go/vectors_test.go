@@ -63,24 +63,29 @@ type estimatorVectors struct {
 		CheckSharesPpm     []uint64 `json:"check_shares_ppm"`
 	} `json:"constants"`
 	Cases []struct {
-		Name  string `json:"name"`
-		Steps []struct {
-			Op           string          `json:"op"`
-			WaitNs       uint64          `json:"wait_ns"`
-			OvershootNs  uint64          `json:"overshoot_ns"`
-			OvershootsNs []uint64        `json:"overshoots_ns"`
-			CPUNs        uint64          `json:"cpu_ns"`
-			RemainingNs  uint64          `json:"remaining_ns"`
-			BudgetPpm    uint64          `json:"budget_ppm"`
-			MinSpinNs    uint64          `json:"min_spin_ns"`
-			First        *bool           `json:"first"`
-			Explore      *bool           `json:"explore"`
-			AfterSplit   *bool           `json:"after_split"`
-			ExpectWaitNs *uint64         `json:"expect_wait_ns"`
-			Expect       json.RawMessage `json:"expect"`
-		} `json:"steps"`
-		Final estimatorState `json:"final"`
+		Name  string          `json:"name"`
+		Steps []estimatorStep `json:"steps"`
+		Final estimatorState  `json:"final"`
 	} `json:"cases"`
+}
+
+// estimatorStep is one step of an estimator case (spec/vectors/estimator.json;
+// profile.json adds begin_sleeps).
+type estimatorStep struct {
+	Op           string          `json:"op"`
+	Count        uint64          `json:"count"`
+	WaitNs       uint64          `json:"wait_ns"`
+	OvershootNs  uint64          `json:"overshoot_ns"`
+	OvershootsNs []uint64        `json:"overshoots_ns"`
+	CPUNs        uint64          `json:"cpu_ns"`
+	RemainingNs  uint64          `json:"remaining_ns"`
+	BudgetPpm    uint64          `json:"budget_ppm"`
+	MinSpinNs    uint64          `json:"min_spin_ns"`
+	First        *bool           `json:"first"`
+	Explore      *bool           `json:"explore"`
+	AfterSplit   *bool           `json:"after_split"`
+	ExpectWaitNs *uint64         `json:"expect_wait_ns"`
+	Expect       json.RawMessage `json:"expect"`
 }
 
 func stateOf(e *estimator, shares []uint64) estimatorState {
@@ -126,55 +131,8 @@ func TestEstimatorVectors(t *testing.T) {
 	for _, c := range v.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			var e estimator
-			for i, st := range c.Steps {
-				switch st.Op {
-				case "begin_sleep":
-					e.beginSleep()
-				case "observe":
-					e.observe(st.WaitNs, st.OvershootNs)
-				case "observe_each":
-					for _, o := range st.OvershootsNs {
-						e.observe(st.WaitNs, o)
-					}
-				case "observe_cost":
-					e.observeCost(st.WaitNs, st.CPUNs)
-				case "check":
-					var want estimatorState
-					if err := json.Unmarshal(st.Expect, &want); err != nil {
-						t.Fatalf("step %d: %v", i, err)
-					}
-					if got := stateOf(&e, shares); !reflect.DeepEqual(got, want) {
-						t.Errorf("step %d state\n got %+v\nwant %+v", i, got, want)
-					}
-					checks++
-				case "plan_exact":
-					var want *planJSON
-					if err := json.Unmarshal(st.Expect, &want); err != nil {
-						t.Fatalf("step %d: %v", i, err)
-					}
-					if st.First == nil || st.Explore == nil || st.AfterSplit == nil {
-						t.Fatalf("step %d: plan_exact without first, explore and after_split", i)
-					}
-					if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil || want.Proven == nil) {
-						t.Fatalf("step %d: plan_exact expect without wait_ns, split, rest_budget_ppm and proven", i)
-					}
-					step := planStep{first: *st.First, explore: *st.Explore, afterSplit: *st.AfterSplit}
-					p, ok := planExact(&e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step)
-					if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm, *want.Proven}) {
-						t.Errorf("step %d plan_exact(%d, %d ppm, %d, %+v) = %+v, %v; want %s",
-							i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step, p, ok, st.Expect)
-					}
-					plans++
-				case "plan_efficient":
-					w, ok := planEfficient(&e, st.RemainingNs)
-					if ok != (st.ExpectWaitNs != nil) || ok && w != *st.ExpectWaitNs {
-						t.Errorf("step %d plan_efficient(%d) = %d, %v; want %v", i, st.RemainingNs, w, ok, fmtPtr(st.ExpectWaitNs))
-					}
-					plans++
-				default:
-					t.Fatalf("step %d: unknown op %q", i, st.Op)
-				}
-			}
+			ch, pl := replayEstimatorSteps(t, &e, c.Steps, shares)
+			checks, plans = checks+ch, plans+pl
 			if got := stateOf(&e, shares); !reflect.DeepEqual(got, c.Final) {
 				t.Errorf("final state\n got %+v\nwant %+v", got, c.Final)
 			}
@@ -183,6 +141,66 @@ func TestEstimatorVectors(t *testing.T) {
 	if checks == 0 || plans == 0 {
 		t.Fatalf("vectors replayed %d checks and %d plans", checks, plans)
 	}
+}
+
+// replayEstimatorSteps runs the steps of an estimator case on e, checking
+// every check and plan; it returns how many checks and plans it compared.
+func replayEstimatorSteps(t *testing.T, e *estimator, steps []estimatorStep, shares []uint64) (checks, plans int) {
+	t.Helper()
+	for i, st := range steps {
+		switch st.Op {
+		case "begin_sleep":
+			e.beginSleep()
+		case "begin_sleeps":
+			for k := uint64(0); k < st.Count; k++ {
+				e.beginSleep()
+			}
+		case "observe":
+			e.observe(st.WaitNs, st.OvershootNs)
+		case "observe_each":
+			for _, o := range st.OvershootsNs {
+				e.observe(st.WaitNs, o)
+			}
+		case "observe_cost":
+			e.observeCost(st.WaitNs, st.CPUNs)
+		case "check":
+			var want estimatorState
+			if err := json.Unmarshal(st.Expect, &want); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if got := stateOf(e, shares); !reflect.DeepEqual(got, want) {
+				t.Errorf("step %d state\n got %+v\nwant %+v", i, got, want)
+			}
+			checks++
+		case "plan_exact":
+			var want *planJSON
+			if err := json.Unmarshal(st.Expect, &want); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if st.First == nil || st.Explore == nil || st.AfterSplit == nil {
+				t.Fatalf("step %d: plan_exact without first, explore and after_split", i)
+			}
+			if want != nil && (want.WaitNs == nil || want.Split == nil || want.RestBudgetPpm == nil || want.Proven == nil) {
+				t.Fatalf("step %d: plan_exact expect without wait_ns, split, rest_budget_ppm and proven", i)
+			}
+			step := planStep{first: *st.First, explore: *st.Explore, afterSplit: *st.AfterSplit}
+			p, ok := planExact(e, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step)
+			if ok != (want != nil) || ok && (p != osWaitPlan{*want.WaitNs, *want.Split, *want.RestBudgetPpm, *want.Proven}) {
+				t.Errorf("step %d plan_exact(%d, %d ppm, %d, %+v) = %+v, %v; want %s",
+					i, st.RemainingNs, st.BudgetPpm, st.MinSpinNs, step, p, ok, st.Expect)
+			}
+			plans++
+		case "plan_efficient":
+			w, ok := planEfficient(e, st.RemainingNs)
+			if ok != (st.ExpectWaitNs != nil) || ok && w != *st.ExpectWaitNs {
+				t.Errorf("step %d plan_efficient(%d) = %d, %v; want %v", i, st.RemainingNs, w, ok, fmtPtr(st.ExpectWaitNs))
+			}
+			plans++
+		default:
+			t.Fatalf("step %d: unknown op %q", i, st.Op)
+		}
+	}
+	return checks, plans
 }
 
 func fmtPtr(p *uint64) any {

@@ -75,6 +75,62 @@ final class MachineProbe {
                 OptionalLong.empty());
     }
 
+    /**
+     * This machine's profile fingerprint ({@code spec/estimator.md},
+     * <em>Machine fingerprint</em>): the fields of {@link #read} a wake-up
+     * model depends on, read the same way, without measuring anything.
+     */
+    static Profile.Fingerprint fingerprint() {
+        String cpuinfo = LinuxFiles.read("/proc/cpuinfo").orElse("");
+        CpuInfo cpu = parseCpuInfo(cpuinfo);
+        String cs = "/sys/devices/system/clocksource/clocksource0/";
+        List<String> available = LinuxFiles.read(cs + "available_clocksource")
+                .map(s -> List.of(s.split("\\s+"))).orElse(List.of());
+        OptionalInt online = LinuxFiles.read("/sys/devices/system/cpu/online").map(MachineProbe::parseCpuList)
+                .orElse(OptionalInt.empty());
+        return Profile.Fingerprint.of(List.of(
+                parseCpuVendor(cpuinfo).orElse(""),
+                cpu.model().orElse(""),
+                online.isPresent() ? Integer.toString(online.getAsInt()) : "",
+                virtualization(cpu, available).map(Virtualization::hypervisor).orElse(""),
+                LinuxFiles.read("/sys/devices/system/cpu/cpuidle/current_driver").orElse(""),
+                LinuxFiles.read(cs + "current_clocksource").orElse(""),
+                LinuxFiles.read("/proc/sys/kernel/osrelease").orElse(""))
+                .stream().map(Profile.Fingerprint::value).toList());
+    }
+
+    /**
+     * The CPU's vendor from the first processor block of {@code /proc/cpuinfo}:
+     * {@code vendor_id} on x86 ({@code AuthenticAMD}), else its
+     * {@code CPU implementer} ({@code 0x41}).
+     */
+    static Optional<String> parseCpuVendor(String text) {
+        Optional<String> vendor = Optional.empty();
+        boolean seen = false;
+        for (String line : text.split("\n", -1)) {
+            if (line.isBlank()) {
+                if (seen) {
+                    break;
+                }
+                continue;
+            }
+            int colon = line.indexOf(':');
+            if (colon < 0) {
+                continue;
+            }
+            String key = line.substring(0, colon).trim();
+            String value = line.substring(colon + 1).trim();
+            if (key.equals("processor")) {
+                seen = true;
+            } else if (key.equals("vendor_id") && !value.isEmpty()) {
+                return Optional.of(value);
+            } else if (key.equals("CPU implementer") && vendor.isEmpty() && !value.isEmpty()) {
+                vendor = Optional.of(value);
+            }
+        }
+        return vendor;
+    }
+
     static CpuInfo parseCpuInfo(String text) {
         Optional<String> model = Optional.empty();
         List<String> flags = null;

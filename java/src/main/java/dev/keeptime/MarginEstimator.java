@@ -611,6 +611,25 @@ public final class MarginEstimator {
         return DEFAULT_COST_NS;
     }
 
+    /**
+     * The bins of bucket {@code b}'s live samples, oldest first (none once
+     * it is forgotten): what a {@link Profile} of this estimator writes.
+     */
+    int[] rememberedBins(int b) {
+        int n = liveSamples(b);
+        int start = n == WINDOW ? next[b] : 0; // a full ring's oldest sample is overwritten next
+        int[] bins = new int[n];
+        for (int i = 0; i < n; i++) {
+            bins[i] = ring[b][(start + i) % WINDOW] & 0xFF;
+        }
+        return bins;
+    }
+
+    /** Bucket {@code b}'s own learned cost, not borrowed; -1 before any. */
+    long ownCost(int b) {
+        return cost[b];
+    }
+
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder("MarginEstimator[sleeps=").append(Long.toUnsignedString(seq));

@@ -18,7 +18,7 @@ import static dev.keeptime.Sleeper.explores;
  */
 final class SleepEngine {
     final Platform platform;
-    final MarginEstimator estimator = new MarginEstimator();
+    final MarginEstimator estimator;
     final SleepTally tally = new SleepTally();
     /** Planned OS waits over the sleeper's life (unsigned; every 8th is cost-sampled). */
     private long waitsPlanned;
@@ -29,8 +29,10 @@ final class SleepEngine {
      */
     long handoffUntil;
 
-    SleepEngine(Platform platform) {
+    /** An engine whose sleeps plan on {@code estimator} (fresh, or a profile's). */
+    SleepEngine(Platform platform, MarginEstimator estimator) {
         this.platform = platform;
+        this.estimator = estimator;
     }
 
     static void checkInterrupt() throws InterruptedException {

@@ -1,5 +1,7 @@
 package dev.keeptime;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -174,9 +176,10 @@ public final class Sleeper implements AutoCloseable {
      */
     long handoffUntil;
 
-    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target, PmQos pmQos, int idleHintUs) {
+    private Sleeper(Platform platform, Mode mode, long minSpinNs, TailTarget target, PmQos pmQos, int idleHintUs,
+            Profile profile) {
         this.platform = platform;
-        this.engine = new SleepEngine(platform);
+        this.engine = new SleepEngine(platform, profile != null ? profile.estimator() : new MarginEstimator());
         this.mode = mode;
         this.minSpinNs = minSpinNs;
         this.target = target;
@@ -222,8 +225,37 @@ public final class Sleeper implements AutoCloseable {
         private Platform platform;
         private int idleHintUs = -1;
         private PmQos pmQos; // null: the process's registry, loaded only when the hint is asked for
+        private Profile profile;
 
         private Builder() {}
+
+        /**
+         * Starts the sleeper from a host {@link Profile}: its model answers as
+         * it would after the profile's wake-ups ({@code spec/estimator.md},
+         * <em>Profile</em>), then learns and forgets as any sleeper's (a
+         * loaded wait length it does not use within 255 sleeps is forgotten;
+         * its first 256 sleeps still explore). A fresh sleeper needs hundreds
+         * to thousands of sleeps before its margins settle; a profile written
+         * by an earlier run on this machine ({@code keeptime trace --profile
+         * FILE}, or {@link Sleeper#writeProfile(Path)}) skips that.
+         * {@link Profile#load(Path, Profile.Option...)} has already refused a
+         * profile made on another machine. The profile is loaded into each
+         * sleeper this builder builds, never into one that has slept.
+         *
+         * <pre>{@code
+         * Profile p = Profile.load(Path.of("host.profile")); // ProfileException if bad or another machine's
+         * Sleeper s = Sleeper.builder().profile(p).build();
+         * Ticker t = Ticker.builder(Duration.ofMillis(1)).sleeper(s).build(); // starts from it too
+         * }</pre>
+         *
+         * @param profile the profile to start from
+         * @return this builder
+         * @throws NullPointerException if {@code profile} is null
+         */
+        public Builder profile(Profile profile) {
+            this.profile = Objects.requireNonNull(profile, "profile");
+            return this;
+        }
 
         /**
          * The accuracy/CPU preset (default {@link Mode#EXACT}).
@@ -364,12 +396,12 @@ public final class Sleeper implements AutoCloseable {
          * Builds the sleeper; with {@link #idleHint(long)}, makes the request
          * (refused or not, the sleeper is built).
          *
-         * @return a new sleeper with an empty estimator
+         * @return a new sleeper with an empty estimator, or the {@link #profile(Profile) profile}'s
          */
         public Sleeper build() {
             Platform p = platform != null ? platform
                     : timerSlack ? SystemPlatform.WITH_TIMER_SLACK : SystemPlatform.WITHOUT_TIMER_SLACK;
-            return new Sleeper(p, mode, minSpinNs, target, pmQos, idleHintUs);
+            return new Sleeper(p, mode, minSpinNs, target, pmQos, idleHintUs, profile);
         }
     }
 
@@ -481,6 +513,37 @@ public final class Sleeper implements AutoCloseable {
      */
     public MarginEstimator estimator() {
         return engine.estimator;
+    }
+
+    /**
+     * A host profile of what this sleeper has learned, made on this machine
+     * ({@link Profile.Fingerprint#thisMachine()}): a sleeper built from it
+     * ({@link Builder#profile(Profile)}) answers every margin and cost as this
+     * one does now, its buckets ageing from its own first sleep.
+     *
+     * @return the profile of this sleeper's estimator
+     */
+    public Profile profile() {
+        return Profile.of(engine.estimator, Profile.Fingerprint.thisMachine());
+    }
+
+    /**
+     * Writes {@link #profile()} to {@code path} (created or replaced), for a
+     * later run on this machine to start from.
+     *
+     * <pre>{@code
+     * Sleeper s = Sleeper.create();
+     * for (int i = 0; i < 3000; i++) {
+     *     s.sleep(Duration.ofMillis(1));
+     * }
+     * s.writeProfile(Path.of("host.profile"));
+     * }</pre>
+     *
+     * @param path where to write it
+     * @throws IOException if the file cannot be written
+     */
+    public void writeProfile(Path path) throws IOException {
+        profile().write(path);
     }
 
     /**

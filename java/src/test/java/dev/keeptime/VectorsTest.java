@@ -113,14 +113,23 @@ class VectorsTest {
     }
 
     static void replayEstimator(JsonNode c, long[] shares) {
+        replayEstimator(new MarginEstimator(), c, shares);
+    }
+
+    /** Runs a case's {@code steps} on {@code e}, then compares its {@code final} state. */
+    static void replayEstimator(MarginEstimator e, JsonNode c, long[] shares) {
         String name = c.get("name").asText();
-        MarginEstimator e = new MarginEstimator();
         int i = 0;
         for (JsonNode step : c.get("steps")) {
             String where = name + " step " + i++;
             switch (step.get("op").asText()) {
                 case "begin_sleep":
                     e.beginSleep();
+                    break;
+                case "begin_sleeps":
+                    for (long k = u64(step.get("count")); k > 0; k--) {
+                        e.beginSleep();
+                    }
                     break;
                 case "observe":
                     e.observe(u64(step.get("wait_ns")), u64(step.get("overshoot_ns")));
