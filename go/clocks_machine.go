@@ -11,8 +11,11 @@ import (
 
 // cpuInfo is the first processor's entry in /proc/cpuinfo.
 type cpuInfo struct {
-	model string
-	flags []string
+	// vendor: vendor_id on x86 ("GenuineIntel", "AuthenticAMD"), else the
+	// "CPU implementer" ("0x41"); "" when there is neither.
+	vendor string
+	model  string
+	flags  []string
 }
 
 // parseCPUInfo reads the first processor block of /proc/cpuinfo: the model
@@ -36,6 +39,14 @@ func parseCPUInfo(text string) cpuInfo {
 		switch key {
 		case "processor":
 			seen = true
+		case "vendor_id":
+			if value != "" {
+				info.vendor = value
+			}
+		case "CPU implementer":
+			if info.vendor == "" {
+				info.vendor = value
+			}
 		case "model name", "Model", "cpu model":
 			if info.model == "" {
 				info.model = value
@@ -50,33 +61,8 @@ func parseCPUInfo(text string) cpuInfo {
 }
 
 // parseCPUVendor is the CPU's vendor from the first processor block of
-// /proc/cpuinfo: vendor_id on x86 ("GenuineIntel", "AuthenticAMD"), else
-// its "CPU implementer" ("0x41"); "" when there is neither.
-func parseCPUVendor(text string) string {
-	vendor, seen := "", false
-	for _, line := range strings.Split(text, "\n") {
-		if strings.TrimSpace(line) == "" {
-			if seen {
-				break
-			}
-			continue
-		}
-		key, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch {
-		case key == "processor":
-			seen = true
-		case key == "vendor_id" && value != "":
-			return value
-		case key == "CPU implementer" && vendor == "" && value != "":
-			vendor = value
-		}
-	}
-	return vendor
-}
+// /proc/cpuinfo (see cpuInfo.vendor).
+func parseCPUVendor(text string) string { return parseCPUInfo(text).vendor }
 
 // tscFlags is the TSC's flags when the CPU has one (the "tsc" flag).
 func tscFlags(c cpuInfo) *TSCInfo {

@@ -10,6 +10,9 @@ use super::{IdleState, MachineInfo, Preemption, TscInfo, Virtualization};
 /// The first processor's entry in `/proc/cpuinfo`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct CpuInfo {
+    /// `vendor_id` on x86 ("GenuineIntel", "AuthenticAMD"), `CPU
+    /// implementer` elsewhere ("0x41").
+    pub(crate) vendor: Option<String>,
     pub(crate) model: Option<String>,
     pub(crate) flags: Vec<String>,
 }
@@ -39,6 +42,10 @@ pub(crate) fn parse_cpuinfo(text: &str) -> CpuInfo {
         let (key, value) = (key.trim(), value.trim());
         match key {
             "processor" => seen_processor = true,
+            "vendor_id" if !value.is_empty() => info.vendor = Some(value.to_string()),
+            "CPU implementer" if info.vendor.is_none() && !value.is_empty() => {
+                info.vendor = Some(value.to_string());
+            }
             "model name" | "Model" | "cpu model" if info.model.is_none() && !value.is_empty() => {
                 info.model = Some(value.to_string());
             }
@@ -298,33 +305,10 @@ fn idle_states(dir: &str) -> Vec<IdleState> {
     states
 }
 
-/// The CPU's vendor from the first processor block of `/proc/cpuinfo`:
-/// `vendor_id` on x86 ("GenuineIntel", "AuthenticAMD"), `CPU implementer`
-/// elsewhere ("0x41").
+/// The CPU's vendor from the first processor block of `/proc/cpuinfo`
+/// (see [`CpuInfo::vendor`]).
 pub(crate) fn parse_cpu_vendor(text: &str) -> Option<String> {
-    let mut vendor = None;
-    let mut seen_processor = false;
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            if seen_processor {
-                break;
-            }
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        match key {
-            "processor" => seen_processor = true,
-            "vendor_id" if !value.is_empty() => return Some(value.to_string()),
-            "CPU implementer" if vendor.is_none() && !value.is_empty() => {
-                vendor = Some(value.to_string());
-            }
-            _ => {}
-        }
-    }
-    vendor
+    parse_cpuinfo(text).vendor
 }
 
 /// This machine's profile fingerprint (`spec/estimator.md`, *Profile*): the

@@ -27,8 +27,8 @@ import java.util.zip.GZIPInputStream;
 final class MachineProbe {
     private MachineProbe() {}
 
-    /** The first processor's model name and flags in {@code /proc/cpuinfo}. */
-    record CpuInfo(Optional<String> model, List<String> flags) {
+    /** The first processor's vendor, model name and flags in {@code /proc/cpuinfo}. */
+    record CpuInfo(Optional<String> vendor, Optional<String> model, List<String> flags) {
         boolean has(String flag) {
             return flags.contains(flag);
         }
@@ -105,33 +105,11 @@ final class MachineProbe {
      * {@code CPU implementer} ({@code 0x41}).
      */
     static Optional<String> parseCpuVendor(String text) {
-        Optional<String> vendor = Optional.empty();
-        boolean seen = false;
-        for (String line : text.split("\n", -1)) {
-            if (line.isBlank()) {
-                if (seen) {
-                    break;
-                }
-                continue;
-            }
-            int colon = line.indexOf(':');
-            if (colon < 0) {
-                continue;
-            }
-            String key = line.substring(0, colon).trim();
-            String value = line.substring(colon + 1).trim();
-            if (key.equals("processor")) {
-                seen = true;
-            } else if (key.equals("vendor_id") && !value.isEmpty()) {
-                return Optional.of(value);
-            } else if (key.equals("CPU implementer") && vendor.isEmpty() && !value.isEmpty()) {
-                vendor = Optional.of(value);
-            }
-        }
-        return vendor;
+        return parseCpuInfo(text).vendor();
     }
 
     static CpuInfo parseCpuInfo(String text) {
+        Optional<String> vendor = Optional.empty();
         Optional<String> model = Optional.empty();
         List<String> flags = null;
         boolean seen = false;
@@ -150,6 +128,16 @@ final class MachineProbe {
             String value = line.substring(colon + 1).trim();
             switch (key) {
                 case "processor" -> seen = true;
+                case "vendor_id" -> {
+                    if (!value.isEmpty()) {
+                        vendor = Optional.of(value);
+                    }
+                }
+                case "CPU implementer" -> {
+                    if (vendor.isEmpty() && !value.isEmpty()) {
+                        vendor = Optional.of(value);
+                    }
+                }
                 case "model name", "Model", "cpu model" -> {
                     if (model.isEmpty() && !value.isEmpty()) {
                         model = Optional.of(value);
@@ -163,7 +151,7 @@ final class MachineProbe {
                 default -> { }
             }
         }
-        return new CpuInfo(model, flags == null ? List.of() : flags);
+        return new CpuInfo(vendor, model, flags == null ? List.of() : flags);
     }
 
     /**
