@@ -1,11 +1,10 @@
 //! Host profiles: start a sleeper from what an earlier run on this machine
 //! learned (`spec/estimator.md`, *Profile*).
 
-use crate::sleep::{kt_sleeper, mode_from_c, KT_SLEEPER_KEEP_TIMER_SLACK};
+use crate::sleep::{builder_from_c, kt_sleeper};
 use crate::status::kt_status::{KT_EINVAL, KT_ENULL, KT_EPROFILE};
 use crate::status::{free, give, guard, handle_ref, require, Status};
 use keeptime_core::profile::Profile;
-use keeptime_core::Sleeper;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::ptr;
 
@@ -141,15 +140,7 @@ pub unsafe extern "C" fn kt_sleeper_create_with_profile(
         unsafe { out.write(ptr::null_mut()) };
         // SAFETY: the caller's contract.
         let profile = unsafe { handle_ref(profile) }?;
-        let mode = mode_from_c(mode)?;
-        if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
-            return Err(KT_EINVAL);
-        }
-        let inner = Sleeper::builder()
-            .mode(mode)
-            .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0)
-            .profile(&profile.inner)
-            .build();
+        let inner = builder_from_c(mode, flags)?.profile(&profile.inner).build();
         // SAFETY: as above.
         unsafe { give(out, kt_sleeper { inner }) };
         Ok(())

@@ -5,7 +5,9 @@ use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{
     free, give, guard, guard_value, handle, handle_ref, require, write_out, Status,
 };
-use keeptime_core::{Handoff, Interrupted, Mode, Sleeper, SleeperStats, System, TailTarget};
+use keeptime_core::{
+    Handoff, Interrupted, Mode, Sleeper, SleeperBuilder, SleeperStats, System, TailTarget,
+};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::time::Duration;
@@ -198,6 +200,18 @@ pub extern "C" fn kt_sleeper_new(mode: c_int) -> *mut kt_sleeper {
     out
 }
 
+/// A sleeper's builder from `kt_sleeper_create`'s `mode` and `flags`
+/// (`KT_EINVAL` for an unknown mode or flag).
+pub(crate) fn builder_from_c(mode: c_int, flags: u32) -> Result<SleeperBuilder, Status> {
+    let mode = mode_from_c(mode)?;
+    if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
+        return Err(KT_EINVAL);
+    }
+    Ok(Sleeper::builder()
+        .mode(mode)
+        .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0))
+}
+
 /// Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or
 /// `KT_SLEEPER_KEEP_TIMER_SLACK`.
 ///
@@ -216,14 +230,7 @@ pub unsafe extern "C" fn kt_sleeper_create(
         require(out)?;
         // SAFETY: checked non-NULL; valid by the caller's contract.
         unsafe { out.write(ptr::null_mut()) };
-        let mode = mode_from_c(mode)?;
-        if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
-            return Err(KT_EINVAL);
-        }
-        let inner = Sleeper::builder()
-            .mode(mode)
-            .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0)
-            .build();
+        let inner = builder_from_c(mode, flags)?.build();
         // SAFETY: as above.
         unsafe { give(out, kt_sleeper { inner }) };
         Ok(())

@@ -35,7 +35,7 @@ pub use error::{ProfileError, ProfileErrorKind};
 pub use fingerprint::Fingerprint;
 
 use crate::estimate::{bin_lo, bucket_lo, bucket_of, MarginEstimator, BUCKETS, WINDOW};
-use parse::{Parser, MAX_NUMBER};
+use parse::Parser;
 use std::path::Path;
 
 /// The format's version this keeptime reads and writes.
@@ -270,7 +270,7 @@ impl Profile {
         let mut rows: Vec<Vec<(u64, u64, u64)>> = vec![Vec::new(); BUCKETS];
         for r in trace.rows() {
             rows[bucket_of(r.os_wait_ns)].push((
-                r.os_wait_ns.min(MAX_NUMBER),
+                r.os_wait_ns.min(parse::MAX_NUMBER),
                 (r.overshoot_ns.max(0) as u64).min(MAX_SAMPLE_NS),
                 r.thread_cpu_ns,
             ));
