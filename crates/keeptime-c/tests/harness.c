@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef KT_SPEC_DIR
 #define KT_SPEC_DIR "spec"
@@ -102,4 +103,10 @@ int main(int argc, char **argv) {
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
+}
+
+uint64_t kt_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

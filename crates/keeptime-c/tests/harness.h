@@ -26,6 +26,9 @@ void kt_note(const char *fmt, ...);
 /* A keeptime call must return the given status. */
 #define CHECK_STATUS(call, want) kt_check_int((call), (want), __FILE__, __LINE__, #call " -> " #want)
 
+/* CLOCK_MONOTONIC now, in ns: the caller's own reading in never-early checks. */
+uint64_t kt_mono_ns(void);
+
 /* The path of a file under the repository's spec/ directory (KEEPTIME_SPEC_DIR
  * in the environment, else the directory compiled in). Static buffer. */
 const char *kt_spec_path(const char *name);

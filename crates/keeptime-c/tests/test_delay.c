@@ -10,12 +10,6 @@
 #include <stddef.h>
 #include <time.h>
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A queue of delays that asked to be polled (the callback only pushes). */
 #define QCAP 4096
 struct queue {
@@ -67,7 +61,7 @@ static int serve(size_t n) {
         uint64_t now = 0;
         CHECK_STATUS(kt_delay_poll(it->delay, &state, &now), KT_OK);
         if (state == KT_DELAY_READY) {
-            it->after = mono_ns();
+            it->after = kt_mono_ns();
             CHECK(now >= it->deadline);
             CHECK(!it->done);
             it->done = 1;
@@ -104,7 +98,7 @@ void test_delay_errors(void) {
     kt_delay_free(NULL);
 
     /* A far deadline: pointers and ranges are checked, nothing fires. */
-    CHECK_STATUS(kt_delay_start(mono_ns() + 60000000000u, on_due, NULL, &d), KT_OK);
+    CHECK_STATUS(kt_delay_start(kt_mono_ns() + 60000000000u, on_due, NULL, &d), KT_OK);
     CHECK(d != NULL);
     CHECK_STATUS(kt_delay_poll(d, NULL, &now), KT_ENULL);
     CHECK_STATUS(kt_delay_poll(d, &state, NULL), KT_ENULL);
@@ -124,7 +118,7 @@ void test_delay_never_early(void) {
     for (r = 0; r < 4; r++)
         for (i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
             uint64_t got = 0;
-            items[i].deadline = mono_ns() + lengths[i];
+            items[i].deadline = kt_mono_ns() + lengths[i];
             items[i].done = 0;
             CHECK_STATUS(kt_delay_start(items[i].deadline, on_due, &items[i], &items[i].delay), KT_OK);
             CHECK_STATUS(kt_delay_deadline_ns(items[i].delay, &got), KT_OK);
@@ -148,7 +142,7 @@ void test_delay_cancel_stops_callbacks(void) {
     long calls;
     int state = -1;
     uint64_t now = 0;
-    it.deadline = mono_ns() + 2000000;
+    it.deadline = kt_mono_ns() + 2000000;
     CHECK_STATUS(kt_delay_start(it.deadline, on_due, &it, &it.delay), KT_OK);
     pthread_mutex_lock(&q.lock);
     calls = q.calls;
@@ -170,7 +164,7 @@ void test_delay_cancel_stops_callbacks(void) {
 void test_delay_many_at_once(void) {
     enum { N = 500 };
     static struct item items[N];
-    uint64_t start = mono_ns();
+    uint64_t start = kt_mono_ns();
     size_t i;
     int early;
     unsigned seed = 12345;

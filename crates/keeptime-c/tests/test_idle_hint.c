@@ -19,12 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A fresh empty file standing in for the device; its path in `path`. */
 static int fake_device(char *path, size_t len) {
     int fd;
@@ -142,11 +136,11 @@ void test_idle_hint_strictest_live_value_is_in_force(void) {
 
     /* Both still wait as ever: never early. */
     for (i = 0; i < 20; i++) {
-        uint64_t deadline = mono_ns() + 100000;
+        uint64_t deadline = kt_mono_ns() + 100000;
         CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, NULL), KT_OK);
-        early += mono_ns() < deadline;
+        early += kt_mono_ns() < deadline;
         CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
-        early += mono_ns() < tick.scheduled_ns;
+        early += kt_mono_ns() < tick.scheduled_ns;
     }
     CHECK_INT(early, 0);
 
@@ -213,12 +207,12 @@ void test_idle_hint_refused_warns_once(void) {
 
     /* The refused sleeper and ticker wait exactly as without the hint. */
     for (i = 0; i < 20; i++) {
-        uint64_t deadline = mono_ns() + 100000;
+        uint64_t deadline = kt_mono_ns() + 100000;
         kt_tick tick;
         CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, NULL), KT_OK);
-        early += mono_ns() < deadline;
+        early += kt_mono_ns() < deadline;
         CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
-        early += mono_ns() < tick.scheduled_ns;
+        early += kt_mono_ns() < tick.scheduled_ns;
     }
     CHECK_INT(early, 0);
 

@@ -13,12 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A fresh temporary file's path in `path` (the file exists, empty). */
 static int temp_path(char *path, size_t len) {
     int fd;
@@ -57,9 +51,9 @@ static void spit(const char *path, const char *text, size_t len) {
 static int early_sleeps(kt_sleeper *s, int n, int64_t d) {
     int i, early = 0;
     for (i = 0; i < n; i++) {
-        uint64_t deadline = mono_ns() + (uint64_t)d;
+        uint64_t deadline = kt_mono_ns() + (uint64_t)d;
         CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, NULL), KT_OK);
-        early += mono_ns() < deadline;
+        early += kt_mono_ns() < deadline;
     }
     return early;
 }

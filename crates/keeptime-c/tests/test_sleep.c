@@ -11,12 +11,6 @@
 #include <time.h>
 
 /* The clock keeptime promises to use, read independently of it. */
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Durations from "no wait" through spin-only to OS wait + spin. */
 static const int64_t durations[] = {0, 1, 100, 1000, 4999, 5000, 10000, 20000, 50000, 100000, 250000, 1000000};
 #define N_DURATIONS (sizeof durations / sizeof durations[0])
@@ -26,7 +20,7 @@ static int reps(int64_t d) { return d >= 250000 ? 6 : 30; }
 void test_now_is_clock_monotonic(void) {
     int i;
     for (i = 0; i < 2000; i++) {
-        uint64_t a = mono_ns(), k = kt_now_ns(), b = mono_ns();
+        uint64_t a = kt_mono_ns(), k = kt_now_ns(), b = kt_mono_ns();
         CHECK(a <= k && k <= b);
     }
 }
@@ -36,9 +30,9 @@ void test_sleep_never_early(void) {
     int r, early = 0, n = 0;
     for (i = 0; i < N_DURATIONS; i++)
         for (r = 0; r < reps(durations[i]); r++) {
-            uint64_t before = mono_ns(), after;
+            uint64_t before = kt_mono_ns(), after;
             CHECK_STATUS(kt_sleep_ns(durations[i]), KT_OK);
-            after = mono_ns();
+            after = kt_mono_ns();
             early += after - before < (uint64_t)durations[i];
             n++;
         }
@@ -51,9 +45,9 @@ void test_sleep_until_never_early(void) {
     int r, early = 0;
     for (i = 0; i < N_DURATIONS; i++)
         for (r = 0; r < reps(durations[i]); r++) {
-            uint64_t deadline = mono_ns() + (uint64_t)durations[i];
+            uint64_t deadline = kt_mono_ns() + (uint64_t)durations[i];
             CHECK_STATUS(kt_sleep_until_ns(deadline), KT_OK);
-            early += mono_ns() < deadline;
+            early += kt_mono_ns() < deadline;
         }
     CHECK_INT(early, 0);
 }
@@ -66,13 +60,13 @@ static void sleeper_never_early(int mode, uint32_t flags) {
     if (!s) return;
     for (i = 0; i < N_DURATIONS; i++)
         for (r = 0; r < reps(durations[i]); r++) {
-            uint64_t woke = 0, deadline, after, before = mono_ns();
+            uint64_t woke = 0, deadline, after, before = kt_mono_ns();
             CHECK_STATUS(kt_sleeper_sleep_ns(s, durations[i]), KT_OK);
-            after = mono_ns();
+            after = kt_mono_ns();
             early += after - before < (uint64_t)durations[i];
             deadline = after + (uint64_t)durations[i];
             CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, &woke), KT_OK);
-            after = mono_ns();
+            after = kt_mono_ns();
             early += woke < deadline || after < deadline;
             bad_woke += woke > after;
         }
@@ -94,9 +88,9 @@ void test_sleeper_efficient_returns(void) {
     CHECK(s != NULL);
     if (!s) return;
     for (i = 0; i < 40; i++) {
-        uint64_t start = mono_ns(), woke = 0, deadline = start + 100000;
+        uint64_t start = kt_mono_ns(), woke = 0, deadline = start + 100000;
         CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, &woke), KT_OK);
-        bad += woke < start || woke > mono_ns();
+        bad += woke < start || woke > kt_mono_ns();
     }
     CHECK_INT(bad, 0);
     kt_sleeper_free(s);
@@ -113,11 +107,11 @@ static void *worker_main(void *arg) {
     int i;
     for (i = 0; i < 60; i++) {
         int64_t d = 10000 + (int64_t)((w->seed * 7919 + i * 104729) % 190000);
-        uint64_t before = mono_ns();
+        uint64_t before = kt_mono_ns();
         /* Alternate the thread's own sleeper and an explicit one. */
         if (i % 2 == 0) w->failed_calls += kt_sleep_ns(d) != KT_OK;
         else w->failed_calls += kt_sleeper_sleep_ns(own, d) != KT_OK;
-        w->early += mono_ns() - before < (uint64_t)d;
+        w->early += kt_mono_ns() - before < (uint64_t)d;
     }
     kt_sleeper_free(own);
     return NULL;
@@ -202,23 +196,23 @@ void test_interrupt_stops_a_long_sleep(void) {
     /* Without a callback, signals only resume the wait: never early. */
     start_signalling(&sig, 1000000);
     for (i = 0; i < 20; i++) {
-        deadline = mono_ns() + 3000000;
+        deadline = kt_mono_ns() + 3000000;
         CHECK_STATUS(kt_sleeper_sleep_until_ns(s, deadline, &woke), KT_OK);
-        early += woke < deadline || mono_ns() < deadline;
-        CHECK_STATUS(kt_sleeper_sleep_until_ns_interruptible(s, mono_ns() + 1000000, NULL, NULL, &woke), KT_OK);
+        early += woke < deadline || kt_mono_ns() < deadline;
+        CHECK_STATUS(kt_sleeper_sleep_until_ns_interruptible(s, kt_mono_ns() + 1000000, NULL, NULL, &woke), KT_OK);
     }
     stop(&sig);
     CHECK_INT(early, 0);
 
     /* With one, the first signal ends a 60 s wait with KT_EINTR. */
     start_signalling(&sig, 5000000);
-    deadline = mono_ns() + UINT64_C(60000000000);
+    deadline = kt_mono_ns() + UINT64_C(60000000000);
     CHECK_STATUS(kt_sleeper_sleep_until_ns_interruptible(s, deadline, keep_going_until_signal, &calls, &woke),
                  KT_EINTR);
     stop(&sig);
     CHECK(calls >= 1);
     CHECK(woke < deadline);
-    CHECK(woke <= mono_ns());
+    CHECK(woke <= kt_mono_ns());
     kt_sleeper_free(s);
 }
 

@@ -8,16 +8,10 @@
 #include <keeptime.h>
 #include <time.h>
 
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void busy_for(uint64_t ns) {
-    uint64_t end = mono_ns() + ns;
+    uint64_t end = kt_mono_ns() + ns;
     struct timespec ts = {0, 200000};
-    while (mono_ns() < end) nanosleep(&ts, NULL);
+    while (kt_mono_ns() < end) nanosleep(&ts, NULL);
 }
 
 static void never_early_and_no_drift(int policy, int mode) {
@@ -34,7 +28,7 @@ static void never_early_and_no_drift(int policy, int mode) {
         kt_tick tick;
         uint64_t after;
         CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
-        after = mono_ns();
+        after = kt_mono_ns();
         early += after < tick.scheduled_ns;
         drift += tick.scheduled_ns != start + tick.index * period;
         order += tick.index != prev + 1 + tick.skipped;
@@ -108,12 +102,12 @@ void test_ticker_policies_on_a_late_loop(void) {
     start -= p;
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     busy_for(3 * p + p / 2);
-    late_from = mono_ns();
+    late_from = kt_mono_ns();
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK(tick.index >= 4);
     CHECK_U64(tick.skipped, tick.index - 2);
     CHECK_U64(tick.scheduled_ns, start + tick.index * p);
-    CHECK(tick.scheduled_ns <= mono_ns());
+    CHECK(tick.scheduled_ns <= kt_mono_ns());
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK_U64(tick.scheduled_ns, start + tick.index * p); /* phase kept */
     CHECK_STATUS(kt_ticker_stats(t, &stats), KT_OK);
@@ -128,7 +122,7 @@ void test_ticker_policies_on_a_late_loop(void) {
     start -= p;
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     busy_for(3 * p + p / 2);
-    late_from = mono_ns();
+    late_from = kt_mono_ns();
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK_U64(tick.index, 2);
     CHECK_U64(tick.scheduled_ns, start + 2 * p);
@@ -151,15 +145,15 @@ void test_ticker_reset_and_set_period(void) {
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK_U64(tick.index, 1);
     busy_for(300000);
-    before = mono_ns();
+    before = kt_mono_ns();
     CHECK_STATUS(kt_ticker_reset(t), KT_OK);
-    after = mono_ns();
+    after = kt_mono_ns();
     CHECK_STATUS(kt_ticker_next_deadline_ns(t, &next), KT_OK);
     CHECK(next >= before + 1000000 && next <= after + 1000000);
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK_U64(tick.index, 2); /* slot numbers continue */
     CHECK_U64(tick.scheduled_ns, next);
-    CHECK(mono_ns() >= next);
+    CHECK(kt_mono_ns() >= next);
 
     CHECK_STATUS(kt_ticker_set_period(t, 250000), KT_OK);
     CHECK_STATUS(kt_ticker_period_ns(t, &period), KT_OK);
@@ -167,7 +161,7 @@ void test_ticker_reset_and_set_period(void) {
     CHECK_STATUS(kt_ticker_next_deadline_ns(t, &next), KT_OK);
     CHECK_U64(next, tick.scheduled_ns + 250000);
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
-    CHECK(mono_ns() >= tick.scheduled_ns);
+    CHECK(kt_mono_ns() >= tick.scheduled_ns);
     kt_ticker_free(t);
 }
 
@@ -206,7 +200,7 @@ void test_ticker_from_a_sleepers_settings(void) {
     CHECK(mode == KT_MODE_EXACT);
     CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
     CHECK_U64(tick.index, 1);
-    CHECK(mono_ns() >= tick.scheduled_ns);
+    CHECK(kt_mono_ns() >= tick.scheduled_ns);
     kt_ticker_free(t);
     kt_sleeper_free(s);
 }
