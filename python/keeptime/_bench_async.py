@@ -353,6 +353,6 @@ def _run(lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: C
     all_met &= cap_met
     emit(
         f"\nstated capacity keeptime.asyncio.capacity() = {cap} deadlines/s (cost {_format.ns(cost)} per precise "
-        f"deadline) ≥ 20,000/s: {_ok(cap_met)}; timers armed {armed}, of them coarse {coarse}\n"
+        f"deadline) ≥ 20,000/s: {_ok(cap_met)}; timers armed {armed}, coarse decisions {coarse}\n"
     )
     emit(f"all targets: {_ok(all_met)}\n")

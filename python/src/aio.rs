@@ -293,7 +293,7 @@ pub fn _waiter_state() -> (usize, bool) {
 
 /// The process-wide waiter's stated capacity and load: ``(deadlines per
 /// second served precisely, learned cost of one precise deadline in ns,
-/// timers armed, of them coarse)``.
+/// timers armed, coarse decisions)``.
 #[pyfunction]
 pub fn _waiter_capacity() -> (u64, u64, u64, u64) {
     let s = keeptime::waiter::stats();

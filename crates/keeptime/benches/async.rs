@@ -433,7 +433,7 @@ fn main() {
     let cap_met = stats.capacity_per_s >= 20_000;
     all_met &= cap_met;
     println!(
-        "\nstated capacity keeptime::waiter::capacity() = {} deadlines/s (cost {} per precise deadline) ≥ 20,000/s: {}; timers armed {}, of them coarse {}; backlog now {}",
+        "\nstated capacity keeptime::waiter::capacity() = {} deadlines/s (cost {} per precise deadline) ≥ 20,000/s: {}; timers armed {}, coarse decisions {}; backlog now {}",
         stats.capacity_per_s,
         fmt_ns(stats.cost_ns as i64),
         ok(cap_met),

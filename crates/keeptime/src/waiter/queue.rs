@@ -23,7 +23,10 @@ pub struct WaiterStats {
     pub idle: bool,
     /// Timers armed since the process started.
     pub armed: u64,
-    /// Of those, the ones armed coarse (past the capacity, or while behind).
+    /// Coarse decisions since the process started (past the capacity, or
+    /// while behind): timers armed coarse, and waits a caller serves with
+    /// its own timer instead (asyncio's coarse path, which arms no timer),
+    /// one per decision, so this can exceed `armed`.
     pub coarse: u64,
     /// Timers fired.
     pub fired: u64,
