@@ -159,6 +159,13 @@ func virtualization(cpu cpuInfo, clocksources []string) *Virtualization {
 	if name := cpuidHypervisor(); name != "" {
 		return &Virtualization{name, "cpuid"}
 	}
+	return virtualizationWithoutCPUID(cpu, clocksources)
+}
+
+// virtualizationWithoutCPUID is the hypervisor as every runtime can read it
+// (Java cannot ask CPUID): what a profile's fingerprint holds
+// (spec/estimator.md, Machine fingerprint).
+func virtualizationWithoutCPUID(cpu cpuInfo, clocksources []string) *Virtualization {
 	switch t := readText("/sys/hypervisor/type"); t {
 	case "":
 	case "xen":
@@ -205,7 +212,7 @@ func machineFingerprint() Fingerprint {
 		f.CPUsOnline = strconv.Itoa(n)
 	}
 	const cs = "/sys/devices/system/clocksource/clocksource0/"
-	if v := virtualization(cpu, strings.Fields(readText(cs+"available_clocksource"))); v != nil {
+	if v := virtualizationWithoutCPUID(cpu, strings.Fields(readText(cs+"available_clocksource"))); v != nil {
 		f.Virtualization = v.Hypervisor
 	}
 	f.CPUIdleDriver = readText("/sys/devices/system/cpu/cpuidle/current_driver")

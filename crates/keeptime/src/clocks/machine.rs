@@ -322,7 +322,7 @@ pub(crate) fn fingerprint() -> crate::profile::Fingerprint {
         cpuinfo.as_deref().and_then(parse_cpu_vendor),
         cpu.as_ref().and_then(|c| c.model.clone()),
         read_text("/sys/devices/system/cpu/online").and_then(|t| parse_cpu_list(&t)),
-        virtualization(cpu.as_ref()).map(|v| v.hypervisor),
+        virtualization_without_cpuid(cpu.as_ref(), &available_clocksources()).map(|v| v.hypervisor),
         read_text("/sys/devices/system/cpu/cpuidle/current_driver"),
         read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         kernel_release,
@@ -330,14 +330,34 @@ pub(crate) fn fingerprint() -> crate::profile::Fingerprint {
 }
 
 fn virtualization(cpu: Option<&CpuInfo>) -> Option<Virtualization> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(name) = super::cpuid::hypervisor() {
+        return Some(Virtualization {
+            hypervisor: name,
+            source: "cpuid".to_string(),
+        });
+    }
+    virtualization_without_cpuid(cpu, &available_clocksources())
+}
+
+/// The clocksources the kernel offers (`available_clocksource`).
+fn available_clocksources() -> Vec<String> {
+    read_text("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+        .map(|t| t.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The hypervisor as every runtime can read it (no CPUID): what a profile's
+/// fingerprint holds (`spec/estimator.md`, *Machine fingerprint*):
+/// `/sys/hypervisor/type`, DMI, a paravirtual clocksource, the CPU's flag.
+fn virtualization_without_cpuid(
+    cpu: Option<&CpuInfo>,
+    clocksources: &[String],
+) -> Option<Virtualization> {
     let found = |hypervisor: String, source: &str| Virtualization {
         hypervisor,
         source: source.to_string(),
     };
-    #[cfg(target_arch = "x86_64")]
-    if let Some(name) = super::cpuid::hypervisor() {
-        return Some(found(name, "cpuid"));
-    }
     if let Some(name) =
         read_text("/sys/hypervisor/type").and_then(|t| hypervisor_from_sysfs_type(&t))
     {
@@ -348,10 +368,26 @@ fn virtualization(cpu: Option<&CpuInfo>) -> Option<Virtualization> {
     if let Some(name) = hypervisor_from_dmi(&vendor, &product) {
         return Some(found(name, "/sys/class/dmi/id"));
     }
+    if let Some(name) = hypervisor_from_clocksources(clocksources) {
+        return Some(found(name, "/sys/devices/system/clocksource"));
+    }
     if cpu.is_some_and(|c| c.has_flag("hypervisor")) {
         return Some(found("unknown".to_string(), "/proc/cpuinfo"));
     }
     None
+}
+
+/// The hypervisor a paravirtual clocksource names: `kvm-clock` (KVM),
+/// `hyperv_clocksource_tsc_page` (Hyper-V), `xen` (Xen), in that order.
+pub(crate) fn hypervisor_from_clocksources(available: &[String]) -> Option<String> {
+    [
+        ("kvm-clock", "KVM"),
+        ("hyperv_clocksource_tsc_page", "Hyper-V"),
+        ("xen", "Xen"),
+    ]
+    .iter()
+    .find(|(source, _)| available.iter().any(|a| a == source))
+    .map(|(_, name)| name.to_string())
 }
 
 /// `uname -r` and `uname -v`.
@@ -544,6 +580,24 @@ cpu: 1
             Some("VMware")
         );
         assert_eq!(hypervisor_from_dmi("Amazon EC2", "m5.metal"), None);
+        let sources = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            hypervisor_from_clocksources(&sources(&["tsc", "kvm-clock"])).as_deref(),
+            Some("KVM")
+        );
+        assert_eq!(
+            hypervisor_from_clocksources(&sources(&["hyperv_clocksource_tsc_page", "tsc"]))
+                .as_deref(),
+            Some("Hyper-V")
+        );
+        assert_eq!(
+            hypervisor_from_clocksources(&sources(&["xen", "tsc"])).as_deref(),
+            Some("Xen")
+        );
+        assert_eq!(
+            hypervisor_from_clocksources(&sources(&["tsc", "hpet", "acpi_pm"])),
+            None
+        );
         assert_eq!(hypervisor_from_dmi("Dell Inc.", "PowerEdge R640"), None);
     }
 

@@ -12,9 +12,10 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// This machine's fingerprint, read from `/proc`, `/sys`, `uname` and
-    /// CPUID as the clock report reads them (a few file reads; nothing is
-    /// measured). Off Linux every value is `"-"` but the CPU count.
+    /// This machine's fingerprint, read from `/proc`, `/sys` and `uname` as
+    /// `spec/estimator.md` (*Machine fingerprint*) says, the hypervisor
+    /// without CPUID so that every runtime reads the same (a few file reads;
+    /// nothing is measured). Off Linux every value is `"-"`.
     pub fn this_machine() -> Fingerprint {
         #[cfg(target_os = "linux")]
         {
