@@ -117,7 +117,8 @@ impl LoopSignal {
             inner: Arc::new(SignalInner {
                 write,
                 fired: Mutex::new(Vec::new()),
-                latency: WakeLatency::new(),
+                // One event loop runs its tasks on one thread.
+                latency: WakeLatency::with_threads(1),
                 round_ns: AtomicU64::new(INITIAL_ROUND_NS),
             }),
         })

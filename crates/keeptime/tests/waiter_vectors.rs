@@ -1,10 +1,11 @@
 //! Replays `spec/vectors/waiter.json`: the async waiter's pure decisions
-//! (`next_step`, `fires`, `plan`, `learns_latency`) row by row, and
+//! (`next_step`, `fires`, `plan`, `learns_latency`, `finish_share`) row by row, and
 //! `Capacity` and `Admission` through their sequences, with exact assertions
 //! (`spec/waiter.md`).
 
 use keeptime::waiter::{
-    fires, learns_latency, next_step, plan, Admission, Capacity, Plan, Step, TimerState,
+    finish_share, fires, learns_latency, next_step, plan, Admission, Capacity, Plan, Step,
+    TimerState,
 };
 use serde_json::Value;
 
@@ -120,6 +121,20 @@ fn fires_plan_and_learns_latency_follow_the_rules() {
             learns_latency(b(row, "first_in_batch"), u(row, "backlog_before")),
             b(row, "expect"),
             "learns_latency: {row}"
+        );
+    }
+}
+
+#[test]
+fn finish_share_charges_a_burst_its_threads_once() {
+    let v = vectors();
+    let rows = rows(&v, "finish_share");
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_eq!(
+            finish_share(u(row, "stretch_ns"), u(row, "n"), u(row, "threads")),
+            u(row, "expect"),
+            "finish_share: {row}"
         );
     }
 }

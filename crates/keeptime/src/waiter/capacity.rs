@@ -5,13 +5,36 @@
 use super::{CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SLOT_NS};
 use std::collections::BTreeMap;
 
+/// What one stretch of a precise deadline's finish is charged, ns:
+/// `stretch_ns · min(n, threads) / n`, with `n` (at least 1) the precise
+/// deadlines of the same executor in their finish at the stretch's end, this
+/// one included, and `threads` (at least 1) the threads the executor runs
+/// them on (`spec/waiter.md`, *Capacity*). A burst finishing together is so
+/// charged the executor's threads once, not once per task; a task finishing
+/// alone is charged its whole stretch.
+///
+/// ```
+/// use keeptime::waiter::finish_share;
+/// assert_eq!(finish_share(60_000, 1, 2), 60_000); // alone: all of it
+/// assert_eq!(finish_share(60_000, 2, 2), 60_000); // one thread each
+/// assert_eq!(finish_share(60_000, 6, 2), 20_000); // two threads shared by six
+/// assert_eq!(finish_share(60_000, 6, 1), 10_000); // an event loop's one thread
+/// ```
+pub fn finish_share(stretch_ns: u64, n: u64, threads: u64) -> u64 {
+    let n = n.max(1);
+    let busy = n.min(threads.max(1));
+    (u128::from(stretch_ns) * u128::from(busy) / u128::from(n)) as u64
+}
+
 /// The learned cost of one precise deadline and the capacity it implies.
 ///
 /// A sample is what one precise deadline cost: the waiter thread's CPU time
 /// in its precise waits (OS wait and margin spin) since its previous batch
-/// with precise timers, divided by the precise timers of its batch, plus the task's whole finish, from the
-/// start of its first poll after the firing to the end (its yields keep an
-/// executor thread busy all along when nothing else is ready; the spin).
+/// with precise timers, divided by the precise timers of its batch, plus the
+/// task's share of its executor during its finish, from the start of its
+/// first poll after the firing to the end (its yields keep an executor thread
+/// busy all along when nothing else is ready; the spin), each stretch
+/// between two polls charged by [`finish_share`].
 /// The cost is a moving average,
 /// `(15·cost + s) / 16` where `s` is the sample clamped to
 /// `[cost/2, 2·cost]` (one preempted poll moves it by at most 1/16); the

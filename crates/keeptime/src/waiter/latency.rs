@@ -4,7 +4,8 @@
 use super::MAX_LEAD_NS;
 use crate::estimate::bucket_of;
 use crate::MarginEstimator;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The share of executor wake-ups allowed to come later than the lead: the
 /// core's default tail target (1 %).
@@ -14,17 +15,67 @@ pub const LEAD_SHARE_PPM: u64 = 10_000;
 /// the waiter fires a waker the task is polled again. A [`MarginEstimator`]
 /// keyed by the length of the sleep, so the lead follows the core's spec.
 /// Thread-safe (a mutex around the estimator).
-#[derive(Debug, Default)]
+///
+/// It also counts the precise deadlines of its executor that are in their
+/// finish, so that a burst finishing together is charged the executor's
+/// threads once ([`finish_share`](super::finish_share), `spec/waiter.md`,
+/// *Capacity*).
+#[derive(Debug)]
 pub struct WakeLatency {
     est: Mutex<MarginEstimator>,
+    threads: u64,
+    finishing: Arc<AtomicU64>,
+}
+
+impl Default for WakeLatency {
+    fn default() -> Self {
+        WakeLatency::new()
+    }
 }
 
 impl WakeLatency {
     /// A model that has observed nothing: its lead is the estimator's default
-    /// margin until the first sample.
+    /// margin until the first sample. Its executor may run tasks on as many
+    /// threads as the machine has CPUs (a multi-thread runtime, a thread
+    /// pool); an event loop, which runs them on one, uses
+    /// [`with_threads(1)`](Self::with_threads).
     pub fn new() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+        WakeLatency::with_threads(cpus)
+    }
+
+    /// As [`new`](Self::new), for an executor that runs its tasks on
+    /// `threads` threads (0 is taken as 1).
+    ///
+    /// ```
+    /// let one_loop = keeptime::waiter::WakeLatency::with_threads(1);
+    /// assert_eq!(one_loop.threads(), 1);
+    /// ```
+    pub fn with_threads(threads: u64) -> Self {
         WakeLatency {
             est: Mutex::new(MarginEstimator::new()),
+            threads: threads.max(1),
+            finishing: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The threads the executor may run finishing tasks on.
+    pub fn threads(&self) -> u64 {
+        self.threads
+    }
+
+    /// Precise deadlines of this executor in their finish now.
+    pub fn finishing(&self) -> u64 {
+        self.finishing.load(Ordering::Relaxed)
+    }
+
+    /// One more precise deadline in its finish until the returned count is
+    /// dropped.
+    pub(super) fn begin_finish(&self) -> FinishCount {
+        self.finishing.fetch_add(1, Ordering::Relaxed);
+        FinishCount {
+            finishing: Arc::clone(&self.finishing),
+            threads: self.threads,
         }
     }
 
@@ -62,5 +113,31 @@ impl WakeLatency {
     /// A copy of the estimator, for inspection.
     pub fn estimator(&self) -> MarginEstimator {
         self.est().clone()
+    }
+}
+
+/// One precise deadline in its finish: counted in its executor's
+/// [`WakeLatency::finishing`] while it lives.
+#[derive(Debug)]
+pub(super) struct FinishCount {
+    finishing: Arc<AtomicU64>,
+    threads: u64,
+}
+
+impl FinishCount {
+    /// The share of a stretch of this finish that ended now to charge it
+    /// ([`finish_share`](super::finish_share) with the count now).
+    pub(super) fn share(&self, stretch_ns: u64) -> u64 {
+        super::finish_share(
+            stretch_ns,
+            self.finishing.load(Ordering::Relaxed),
+            self.threads,
+        )
+    }
+}
+
+impl Drop for FinishCount {
+    fn drop(&mut self) {
+        self.finishing.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -55,7 +55,7 @@ mod queue;
 mod tests;
 mod timer;
 
-pub use capacity::{Admission, Capacity};
+pub use capacity::{finish_share, Admission, Capacity};
 pub use decide::{fires, learns_latency, next_step, plan, Plan, Step, TimerState};
 pub use latency::{WakeLatency, LEAD_SHARE_PPM};
 pub use queue::{behind, capacity, stats, WaiterStats};

@@ -367,3 +367,28 @@ fn a_load_round_does_not_teach_the_next_one_a_longer_lead() {
     assert_eq!(leads, vec![quiet_lead, quiet_lead]);
     assert_eq!(lat.lead_ns(MS), quiet_lead);
 }
+
+#[test]
+fn finishing_deadlines_are_counted_while_they_live_and_share_the_threads() {
+    let two = WakeLatency::with_threads(2);
+    let a = two.begin_finish();
+    assert_eq!(two.finishing(), 1);
+    assert_eq!(a.share(60_000), 60_000);
+    let b = two.begin_finish();
+    assert_eq!(a.share(60_000), 60_000);
+    let more: Vec<_> = (0..4).map(|_| two.begin_finish()).collect();
+    assert_eq!(two.finishing(), 6);
+    assert_eq!(b.share(60_000), 20_000);
+    drop(more);
+    drop(a);
+    assert_eq!(two.finishing(), 1);
+    assert_eq!(b.share(60_000), 60_000);
+    drop(b);
+    assert_eq!(two.finishing(), 0);
+
+    let one_loop = WakeLatency::with_threads(1);
+    let c: Vec<_> = (0..4).map(|_| one_loop.begin_finish()).collect();
+    assert_eq!(c[0].share(60_000), 15_000);
+    assert_eq!(two.finishing(), 0, "each executor counts its own");
+    assert_eq!(WakeLatency::with_threads(0).threads(), 1);
+}

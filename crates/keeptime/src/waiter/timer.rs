@@ -3,6 +3,7 @@
 //! sleep over [`next_step`], which also takes the capacity's cost samples;
 //! [`probe_capacity`] drives a few of them from a plain thread.
 
+use super::latency::FinishCount;
 use super::queue::{admit, behind, capacity, core, run_waiter, Shared};
 use super::{next_step, Step, TimerState, WakeLatency};
 use super::{FINISH_SPIN_NS, LATE_NS, MAX_FINISH_SPIN_NS};
@@ -261,10 +262,32 @@ pub struct PreciseWait {
     pub(super) finish_spin_ns: u64,
     /// Coarse waits are the caller's ([`PreciseWait::set_caller_coarse`]).
     caller_coarse: bool,
-    /// The waiter's cost of this deadline's precise timer and the start of
-    /// the first poll after it fired; `None` while no precise timer fired
-    /// (or after a coarse one was armed).
-    finish: Option<(u64, u64)>,
+    /// The finish of a fired precise timer; `None` while no precise timer
+    /// fired (or after a coarse one was armed).
+    finish: Option<Finish>,
+}
+
+/// The finish of a precise deadline, from the first poll after its timer
+/// fired: what it has cost so far (`spec/waiter.md`, *Capacity*).
+#[derive(Debug)]
+struct Finish {
+    /// The waiter's cost of the precise timer.
+    fire_cost_ns: u64,
+    /// The start of the latest poll.
+    last_ns: u64,
+    /// The stretches' shares so far ([`finish_share`](super::finish_share)).
+    charged_ns: u64,
+    /// Counted among the executor's finishing deadlines while it lives.
+    count: FinishCount,
+}
+
+impl Finish {
+    /// The stretch from the latest poll's start to `now_ns`, charged.
+    fn charge_to(&mut self, now_ns: u64) {
+        let share = self.count.share(now_ns.saturating_sub(self.last_ns));
+        self.charged_ns = self.charged_ns.saturating_add(share);
+        self.last_ns = now_ns.max(self.last_ns);
+    }
 }
 
 /// The outcome of [`PreciseWait::poll`].
@@ -340,17 +363,25 @@ impl PreciseWait {
     /// a few clock reads.
     pub fn poll(&mut self, latency: &WakeLatency, waker: &Waker) -> Progress {
         let start = crate::os::monotonic_ns();
+        if let Some(f) = self.finish.as_mut() {
+            f.charge_to(start);
+        }
         let progress = self.step(latency, waker, start);
-        if let (Progress::Ready(end), Some((fire_cost, first_poll))) = (progress, self.finish) {
-            // The waiter's share plus the whole finish, from the first poll
-            // after the firing to the end: the yields' polls, the executor's
-            // rounds between them and the spin.
-            self.finish = None;
-            let mut cap = core().capacity();
-            if end.saturating_sub(self.deadline_ns) > LATE_NS {
-                cap.observe_late();
-            } else {
-                cap.observe(fire_cost.saturating_add(end.saturating_sub(first_poll)));
+        if let Progress::Ready(end) = progress {
+            if let Some(mut f) = self.finish.take() {
+                // The waiter's share plus this task's share of the finish,
+                // from the first poll after the firing to the end: the
+                // yields' polls, the executor's rounds between them and the
+                // spin, shared with the deadlines finishing beside it.
+                f.charge_to(end);
+                let cost = f.fire_cost_ns.saturating_add(f.charged_ns);
+                drop(f);
+                let mut cap = core().capacity();
+                if end.saturating_sub(self.deadline_ns) > LATE_NS {
+                    cap.observe_late();
+                } else {
+                    cap.observe(cost);
+                }
             }
         }
         progress
@@ -369,7 +400,12 @@ impl PreciseWait {
                                 latency.observe(self.armed_remaining_ns, now.saturating_sub(fired));
                             }
                             if t.is_precise() {
-                                self.finish = Some((fire_cost, start));
+                                self.finish = Some(Finish {
+                                    fire_cost_ns: fire_cost,
+                                    last_ns: start,
+                                    charged_ns: 0,
+                                    count: latency.begin_finish(),
+                                });
                             }
                         }
                         TimerState::Fired {
