@@ -13,7 +13,8 @@
 #                            then live on this host, a fresh keeptime sleeper, one
 #                            started from a profile of a trace recorded in the same
 #                            run, and spin_sleep against that trace's oracle
-#                            (~130 s; CONVERGENCE_LIVE=0 skips it).
+#                            (~170 s; CONVERGENCE_LIVE=0 skips it); in both, the
+#                            oracle's plan followed unchanged (the swing's floor).
 #                            Targets are printed met/MISSED, never asserted.
 
 KEEPTIME_TRACES  ?= $(abspath ../shared/traces)

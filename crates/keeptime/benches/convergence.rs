@@ -20,6 +20,12 @@
 //!   held against the oracle of the rest, beside a fresh sleeper on the same
 //!   rest. `KEEPTIME_PROFILE_KEEP=N` keeps only the last N wake-ups per
 //!   bucket in that profile (`Profile::from_trace_keeping`).
+//! * **The oracle's plan followed unchanged**, on the same replay and live
+//!   after the methods: every sleep takes the oracle's OS waits, then spins.
+//!   Its CPU ÷ the oracle's checks the replay (or the host) against the
+//!   oracle's model; its swing is what block-to-block spin varies by with no
+//!   plan or margin change, the floor under every sleeper's swing on those
+//!   wake-ups.
 //! * **Live** on this host (`--no-live` or `KEEPTIME_CONVERGENCE_LIVE=0`
 //!   skips it): a wake-up trace is recorded first (about 4 s) for the oracle,
 //!   then a fresh keeptime sleeper, a keeptime sleeper started from a profile
@@ -43,8 +49,8 @@
 //! some sleeps (`SleeperStats::unproven_sleeps` > 0).
 
 use keeptime::profile::{Fingerprint, Profile};
-use keeptime::trace::{Oracle, RecordOptions, Trace, TracePlatform};
-use keeptime::{os, Sleeper, TailTarget};
+use keeptime::trace::{Oracle, OracleChoice, RecordOptions, Trace, TracePlatform};
+use keeptime::{os, Platform, Sleeper, System, TailTarget, MIN_OS_WAIT_NS};
 use std::path::{Path, PathBuf};
 
 const CHECKPOINTS: [usize; 4] = [100, 300, 1_000, 3_000];
@@ -209,6 +215,72 @@ fn replay_run(
     (out, s)
 }
 
+/// `CHECKPOINTS[3]` sleeps of `d` that follow the oracle's `plan` unchanged
+/// on `p`: its OS waits, then a spin to the deadline (the oracle's model,
+/// `keeptime trace --oracle`). No plan changes, so its block-to-block swing
+/// is the host's own: the floor for the swing of any sleeper on these waits.
+/// Late: `late(deadline, first reading after the waits, reading at the end)`.
+fn fixed_plan_run<P: Platform>(
+    p: &P,
+    d: u64,
+    plan: OracleChoice,
+    late: impl Fn(u64, u64, u64) -> bool,
+) -> Vec<Outcome> {
+    p.prepare_thread();
+    let mut out = Vec::with_capacity(CHECKPOINTS[3]);
+    for _ in 0..CHECKPOINTS[3] {
+        let cpu0 = p.thread_cpu_ns().unwrap_or(0);
+        let start = p.now_ns();
+        let deadline = start + d;
+        let mut waits = 0;
+        let mut wait = |target: u64| {
+            if target >= p.now_ns().saturating_add(MIN_OS_WAIT_NS) {
+                p.os_wait_until(target);
+                waits += 1;
+            }
+        };
+        match plan {
+            OracleChoice::OneWait { margin_ns } => wait(deadline.saturating_sub(margin_ns)),
+            OracleChoice::TwoWaits {
+                long_margin_ns,
+                split_ns,
+                short_margin_ns,
+            } => {
+                wait(deadline.saturating_sub(long_margin_ns + split_ns));
+                wait(deadline.saturating_sub(short_margin_ns));
+            }
+            OracleChoice::Spin => {}
+        }
+        let woke = p.now_ns();
+        let mut now = woke;
+        while now < deadline {
+            p.relax();
+            now = p.now_ns();
+        }
+        out.push(Outcome {
+            cpu_ns: p.thread_cpu_ns().unwrap_or(0) - cpu0,
+            spin_ns: deadline.saturating_sub(woke),
+            late: late(deadline, woke, now),
+            waits,
+        });
+    }
+    out
+}
+
+/// The row of the oracle's plan followed unchanged (`fixed_plan_run`): its
+/// CPU ÷ the oracle's says how well the replay or the host matches the
+/// oracle's model, its swing is the floor of every sleeper's.
+fn fixed_plan_row(lbl: &str, d: u64, oracle_share: f64, out: &[Outcome]) {
+    let s = summarise(d, oracle_share, out);
+    println!(
+        "{lbl:>8} the oracle's plan followed unchanged: CPU ÷ oracle {:.2}× @3k, late {:.2} % @3k, {:.2} waits per sleep, swing {:.0}% (the host's own: no plan change)",
+        s.cpu_ratio[3],
+        s.late_pct[3],
+        s.waits,
+        s.swing_pct
+    );
+}
+
 fn replay(path: &Path, tally: &mut Tally) {
     let trace = match Trace::load(path) {
         Ok(t) => t,
@@ -234,6 +306,10 @@ fn replay(path: &Path, tally: &mut Tally) {
         let s = summarise(d, best.cpu_share, &out);
         tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
         println!("{:>8} the oracle's plan: {}", "", best.plan);
+        let tp = TracePlatform::new(trace.clone(), 1_000_000);
+        tp.set_spin_step(50);
+        let fixed = fixed_plan_run(&tp, d, best.plan, |deadline, woke, _| woke > deadline);
+        fixed_plan_row("", d, best.cpu_share, &fixed);
     }
     for d in DURATIONS_NS {
         let (out, s) = replay_run(&trace, d, TailTarget::STRICT, None);
@@ -415,6 +491,17 @@ fn live(tally: &mut Tally) {
                 );
             }
         }
+    }
+    println!("\nlive, the oracle's plan for each length followed unchanged (its OS waits with a 1 ns timer slack, then a spin; late: > 5 µs past the deadline)");
+    for d in DURATIONS_NS {
+        let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+            continue;
+        };
+        let fixed = fixed_plan_run(&System::new(true), d, best.plan, |deadline, _, end| {
+            end > deadline + LIVE_LATE_NS
+        });
+        println!("{:>8} the oracle's plan: {}", label(d), best.plan);
+        fixed_plan_row("", d, best.cpu_share, &fixed);
     }
 }
 
