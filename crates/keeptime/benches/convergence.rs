@@ -525,12 +525,25 @@ fn main() {
     }
     dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data"));
     let mut tally = Tally::default();
+    // The same file in two directories (the shared traces hold copies of
+    // some in tests/data) is replayed once.
+    let mut seen: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for dir in dirs {
         let traces = traces_in(&dir);
         if traces.is_empty() {
             println!("no traces in {} (absent or empty): skipped", dir.display());
         }
         for t in traces {
+            let bytes = std::fs::read(&t).unwrap_or_default();
+            if let Some((first, _)) = seen.iter().find(|(_, b)| !b.is_empty() && *b == bytes) {
+                println!(
+                    "\n{}: the same file as {}, replayed above",
+                    t.display(),
+                    first.display()
+                );
+                continue;
+            }
+            seen.push((t.clone(), bytes));
             replay(&t, &mut tally);
         }
     }
