@@ -27,10 +27,13 @@
 //!   plan or margin change, the floor under every sleeper's swing on those
 //!   wake-ups.
 //! * **Live** on this host (`--no-live` or `KEEPTIME_CONVERGENCE_LIVE=0`
-//!   skips it): a wake-up trace is recorded first (about 4 s) for the oracle,
-//!   then a fresh keeptime sleeper, a keeptime sleeper started from a profile
-//!   made from that trace (`Profile::from_trace`), and spin_sleep's default
-//!   sleeper each make 3 000 sleeps per duration (about 41 s each). CPU is the thread's CPU
+//!   skips it): the host's wake-ups are recorded first (about 4 s), then a
+//!   fresh keeptime sleeper, a keeptime sleeper started from a profile made
+//!   from that first recording (`Profile::from_trace`), and spin_sleep's
+//!   default sleeper each make 3 000 sleeps per duration (about 41 s each),
+//!   and the wake-ups are recorded again after each method (about 3 s): the
+//!   oracle is that of all four recordings, so a host whose tail drifts
+//!   within the run is held to the whole run's tail. CPU is the thread's CPU
 //!   clock; a sleep is late when the caller's first clock reading after the
 //!   return is more than 5 µs past the deadline (keeptime's own count, OS
 //!   wake-ups after the deadline, is printed beside it). Live figures depend on
@@ -49,7 +52,7 @@
 //! some sleeps (`SleeperStats::unproven_sleeps` > 0).
 
 use keeptime::profile::{Fingerprint, Profile};
-use keeptime::trace::{Oracle, OracleChoice, RecordOptions, Trace, TracePlatform};
+use keeptime::trace::{Oracle, OracleChoice, RecordOptions, Trace, TracePlatform, TraceRow};
 use keeptime::{os, Platform, Sleeper, System, TailTarget, MIN_OS_WAIT_NS};
 use std::path::{Path, PathBuf};
 
@@ -421,73 +424,125 @@ fn traces_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn live(tally: &mut Tally) {
-    println!("\nlive on this host: recording a wake-up trace for the oracle (about 4 s)…");
+/// One live recording of this host's wake-ups for the oracle: `rounds`
+/// passes over the default lengths in about `total_ns` (longer when the
+/// long lengths' fewest waits need it), seeded with `seed`.
+fn record_segment(rounds: u32, total_ns: u64, seed: u64) -> Option<Trace> {
     let opts = RecordOptions {
-        rounds: 2,
-        total_ns: 4_000_000_000,
+        rounds,
+        total_ns,
+        seed,
         ..RecordOptions::default()
     };
-    let trace = match keeptime::trace::record(&opts, |_| {}) {
-        Ok(t) => t,
+    match keeptime::trace::record(&opts, |_| {}) {
+        Ok(t) => Some(t),
         Err(e) => {
             println!("live: recording failed ({e}); skipped");
-            return;
+            None
         }
+    }
+}
+
+/// One method's live run: per length, its outcomes and keeptime's own count.
+type LiveRun = Vec<(u64, Vec<Outcome>, Option<f64>)>;
+
+fn live_run(method: &str, profile: &Profile) -> LiveRun {
+    let is_kt = method.starts_with("keeptime");
+    let mut runs = Vec::new();
+    for d in DURATIONS_NS {
+        let mut out = Vec::with_capacity(CHECKPOINTS[3]);
+        let mut s = if method.contains("profile") {
+            Sleeper::builder().profile(profile).build()
+        } else {
+            Sleeper::new()
+        };
+        let ss = spin_sleep::SpinSleeper::default();
+        for _ in 0..CHECKPOINTS[3] {
+            let st0 = s.stats();
+            let cpu0 = os::thread_cpu_ns();
+            let deadline = os::monotonic_ns() + d;
+            if is_kt {
+                s.sleep_until_ns(deadline);
+            } else {
+                let now = os::monotonic_ns();
+                ss.sleep(std::time::Duration::from_nanos(
+                    deadline.saturating_sub(now),
+                ));
+            }
+            let seen = os::monotonic_ns();
+            let st = s.stats();
+            out.push(Outcome {
+                cpu_ns: os::thread_cpu_ns() - cpu0,
+                spin_ns: st.spin_ns - st0.spin_ns,
+                late: seen > deadline + LIVE_LATE_NS,
+                waits: st.os_waits - st0.os_waits,
+            });
+        }
+        runs.push((d, out, is_kt.then(|| s.stats().late_share())));
+    }
+    runs
+}
+
+/// Live on this host. The oracle is the same run's: its wake-ups are
+/// recorded before the methods and again after each one, so a host whose
+/// tail drifts within the run is held to the tail of the whole run, not of
+/// its first seconds. The profile is made from the first recording only,
+/// as a program would have it from an earlier run.
+fn live(tally: &mut Tally) {
+    const METHODS: [&str; 3] = [
+        "keeptime (fresh sleeper)",
+        "keeptime (from a profile of the first recording)",
+        "spin_sleep (default)",
+    ];
+    println!("\nlive on this host: recording wake-ups for the oracle (about 4 s), then again after each method…");
+    let Some(first) = record_segment(2, 4_000_000_000, 1) else {
+        return;
+    };
+    // What `keeptime trace --profile` would write from that recording.
+    let profile = Profile::from_trace(&first, Fingerprint::this_machine());
+    let mut rows = first.rows().to_vec();
+    let mut runs = Vec::new();
+    for (k, method) in METHODS.iter().enumerate() {
+        runs.push(live_run(method, &profile));
+        let Some(seg) = record_segment(1, 2_000_000_000, 2 + k as u64) else {
+            return;
+        };
+        let base = rows.iter().map(|r| r.round + 1).max().unwrap_or(0);
+        rows.extend(seg.rows().iter().map(|r| TraceRow {
+            round: base + r.round,
+            ..*r
+        }));
+    }
+    let Ok(trace) = Trace::from_rows(rows) else {
+        return;
     };
     let Ok(oracle) = Oracle::new(&trace, ORACLE_DRAWS, 1) else {
         return;
     };
-    // What `keeptime trace --profile` would write from that recording.
-    let profile = Profile::from_trace(&trace, Fingerprint::this_machine());
-    for method in [
-        "keeptime (fresh sleeper)",
-        "keeptime (from a profile of that trace)",
-        "spin_sleep (default)",
-    ] {
+    println!(
+        "the same run's oracle: {} wake-ups recorded in {} segments, before the methods and after each",
+        trace.rows().len(),
+        METHODS.len() + 1
+    );
+    for (method, run) in METHODS.iter().zip(&runs) {
         println!("\nlive, {method}, target 1 % (late: > 5 µs past the deadline, caller's reading)");
         header();
-        for d in DURATIONS_NS {
-            let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+        for (d, out, own_late) in run {
+            let Ok(best) = oracle.outcomes(*d).and_then(|o| o.best(0.01)) else {
                 continue;
             };
-            let mut out = Vec::with_capacity(CHECKPOINTS[3]);
-            let is_kt = method.starts_with("keeptime");
-            let mut s = if method.contains("profile") {
-                Sleeper::builder().profile(&profile).build()
-            } else {
-                Sleeper::new()
-            };
-            let ss = spin_sleep::SpinSleeper::default();
-            for _ in 0..CHECKPOINTS[3] {
-                let st0 = s.stats();
-                let cpu0 = os::thread_cpu_ns();
-                let deadline = os::monotonic_ns() + d;
-                if is_kt {
-                    s.sleep_until_ns(deadline);
-                } else {
-                    let now = os::monotonic_ns();
-                    ss.sleep(std::time::Duration::from_nanos(
-                        deadline.saturating_sub(now),
-                    ));
-                }
-                let seen = os::monotonic_ns();
-                let st = s.stats();
-                out.push(Outcome {
-                    cpu_ns: os::thread_cpu_ns() - cpu0,
-                    spin_ns: st.spin_ns - st0.spin_ns,
-                    late: seen > deadline + LIVE_LATE_NS,
-                    waits: st.os_waits - st0.os_waits,
-                });
-            }
-            let sum = summarise(d, best.cpu_share, &out);
-            tally.add(row(&label(d), best.cpu_share * 100.0, &sum, is_kt));
-            if is_kt {
-                let st = s.stats();
+            let sum = summarise(*d, best.cpu_share, out);
+            tally.add(row(
+                &label(*d),
+                best.cpu_share * 100.0,
+                &sum,
+                own_late.is_some(),
+            ));
+            if let Some(share) = own_late {
                 println!(
                     "{:>8} keeptime's own count: {:.2} % woke after the deadline",
                     "",
-                    100.0 * st.late_share()
+                    100.0 * share
                 );
             }
         }
