@@ -3,7 +3,7 @@
 //! and what it reports ([`IdleHintStatus`]). The request itself is the
 //! process-wide, reference-counted one of [`pmqos`](crate::pmqos).
 
-use crate::pmqos::{self, HintError, IdleLatencyHint, MAX_LATENCY_US};
+use crate::pmqos::{self, refusal_warning, HintError, IdleLatencyHint, MAX_LATENCY_US};
 use crate::Error;
 use std::fmt;
 use std::sync::Arc;
@@ -215,12 +215,6 @@ impl IdleHintHolder {
             _ => None,
         }
     }
-}
-
-/// The one-line stderr warning of a refused hint:
-/// `keeptime: warning: <reason>; sleeping without the idle-latency hint`.
-pub fn refusal_warning(error: &HintError) -> String {
-    format!("keeptime: warning: {error}; sleeping without the idle-latency hint")
 }
 
 #[cfg(test)]

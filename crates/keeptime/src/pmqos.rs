@@ -43,8 +43,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-pub use crate::idle_hint::refusal_warning;
-
 /// The PM QoS CPU latency device.
 pub const DEVICE: &str = "/dev/cpu_dma_latency";
 /// The largest value accepted: the kernel reads an `s32` (µs).
@@ -340,6 +338,12 @@ pub(crate) fn with_test_registry<R>(registry: &Arc<Registry>, f: impl FnOnce() -
 pub fn set_process_device(path: Option<PathBuf>) {
     let device = DeviceFile::new(path.unwrap_or_else(|| PathBuf::from(DEVICE)));
     *PROCESS.lock().unwrap_or_else(|e| e.into_inner()) = Some(Registry::new(device));
+}
+
+/// The one-line stderr warning of a refused hint:
+/// `keeptime: warning: <reason>; sleeping without the idle-latency hint`.
+pub fn refusal_warning(error: &HintError) -> String {
+    format!("keeptime: warning: {error}; sleeping without the idle-latency hint")
 }
 
 /// Whether the caller is the first in the process to report a refused hint:

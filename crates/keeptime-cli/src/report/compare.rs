@@ -1,9 +1,10 @@
 //! Runtimes side by side: each file's keeptime and plain OS sleep at the
 //! durations every file has.
 
-use super::figures::{charts, Named};
+use super::figures::charts;
 use super::html::esc;
 use super::input::Doc;
+use super::palette::Named;
 use super::palette::RUNTIME;
 use crate::bench::{CellResult, Family};
 use crate::output::format;

@@ -4,20 +4,12 @@
 use super::chart::{self, CdfSeries, TradeoffPoint};
 use super::html::esc;
 use super::input::Doc;
-use super::palette::Palette;
+use super::palette::{Named, Palette};
 use super::tables::{cost_table, dist_table};
 use crate::bench::CellResult;
 use crate::output::{format, verdict};
 use anyhow::Result;
-use plotters::style::RGBColor;
 use std::fmt::Write as _;
-
-/// One drawn series: its name on the page and its colour.
-pub(super) struct Named {
-    pub(super) name: String,
-    pub(super) color: RGBColor,
-    pub(super) hollow: bool,
-}
 
 fn legend(h: &mut String, series: &[Named]) {
     h.push_str("<div class=\"legend\">");

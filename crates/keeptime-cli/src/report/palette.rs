@@ -1,9 +1,17 @@
 //! The page's colours: a fixed one for each reference method, spares for
-//! the others, and one per runtime in the side-by-side charts.
+//! the others, and one per runtime in the side-by-side charts; a drawn
+//! series is a name with its colour ([`Named`]).
 
 use super::input::Doc;
 use crate::bench::methods::METHODS;
 use plotters::style::RGBColor;
+
+/// One drawn series: its name on the page and its colour.
+pub(super) struct Named {
+    pub(super) name: String,
+    pub(super) color: RGBColor,
+    pub(super) hollow: bool,
+}
 
 /// Colours of the reference methods (`keeptime bench --list`), in the order
 /// of their table, so a method looks the same on every page; other methods

@@ -2,9 +2,9 @@
 //! the crowd rows and the clocks.
 
 use super::chart;
-use super::figures::Named;
 use super::html::{esc, opt};
 use super::input::Doc;
+use super::palette::Named;
 use crate::bench::CellResult;
 use crate::output::format;
 use std::fmt::Write as _;
