@@ -3,10 +3,14 @@
 # does not have, in any tracked code, make file, spec or README; relative
 # Markdown links must resolve. It prints FILE:LINE: KIND for each finding and
 # fails. Its self-test runs first: the patterns on strings, exact results.
+# Then the circle check (tools/check_circles.py): no two modules of a Rust
+# crate import each other, directly or through others; it prints each circle
+# with the lines that make it and fails. Its self-test runs first too.
 #
-#   make test-house    the self-test, then the whole tree (about a second)
+#   make test-house    both self-tests, then the whole tree (about a second)
 
 HOUSE_CHECK := python3 tools/check_house.py
+CIRCLE_CHECK := python3 tools/check_circles.py
 
 TEST_TARGETS += test-house
 
@@ -15,3 +19,5 @@ TEST_TARGETS += test-house
 test-house:
 	$(HOUSE_CHECK) --self-test
 	$(HOUSE_CHECK)
+	$(CIRCLE_CHECK) --self-test
+	$(CIRCLE_CHECK)
