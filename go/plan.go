@@ -60,7 +60,9 @@ func explores(seq uint64) bool {
 //   - for each S of splitsNs, a long wait ending S plus the short wait's
 //     margin (at half the budget) before the deadline, a short wait of
 //     about S, then a spin; taken only if the long wait's own late share
-//     plus the short one's fit the budget;
+//     plus the short one's fit the budget, and, when the long wait's bucket
+//     is not established at the budget, only if it ends at least that
+//     bucket's margin before the short one;
 //   - a pure spin of remaining.
 //
 // When only a wait cut short to its bucket's longest fits (its own bucket's
@@ -74,7 +76,10 @@ func explores(seq uint64) bool {
 // bucket is not yet established at half the budget is taken even if it
 // costs more, by at most remaining/exploreCostDiv over the one-wait plan
 // (or the pure spin): the one whose short bucket has the most samples
-// standing for it (ties: the smaller S), finishing one pool at a time.
+// standing for it (ties: the smaller S), finishing one pool at a time, among
+// those whose short wait follows at least half of the long waits (a split
+// that the long wait's usual lateness leaves too short for a second wait
+// would observe nothing).
 //
 // A plan is proven when every margin it rests on is established at the
 // share it is planned at: the one wait's or the chunk's bucket at budget;
@@ -144,6 +149,12 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		}
 		l1 := r - g
 		b1 := bucketOf(l1)
+		// A long wait too young for the budget is held to its margin, like a
+		// one-wait plan's: a young view's tail says nothing of a rare late
+		// wake-up, and longer waits bound it.
+		if !e.established(b1, budget) && g < e.margin(b1, budget) {
+			continue
+		}
 		t1 := e.tail(b1, budget, g)
 		room, restSpin := e.splitCounts(b1, budget, sNs-minOsWaitNs, g)
 		ts := e.tail(bs, q, gs)
@@ -156,7 +167,11 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		shortEstablished := e.established(bs, q)
 		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q,
 			proven: shortEstablished && e.established(b1, budget)}
-		if step.explore && !shortEstablished && cost <= satAdd(oneCost, r/exploreCostDiv) {
+		// Exploring observes the short wait only when one follows: after at
+		// least half of the long waits (room), not a split that the long
+		// wait's usual lateness leaves too short for a second wait.
+		if step.explore && !shortEstablished && satMul(room, 2) >= t1.samples &&
+			cost <= satAdd(oneCost, r/exploreCostDiv) {
 			if n := e.samples(bs, q); !haveExplored || n > exploredN {
 				explored, exploredN, haveExplored = plan, n, true
 			}

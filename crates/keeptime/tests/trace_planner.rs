@@ -147,7 +147,9 @@ fn this_host_without_cpuidle_at_1ms_and_10ms() {
     // established the short waits) with one wait of ~770 µs and a spin
     // (17.9 % CPU; `keeptime trace --oracle` finds 10.1 % with two waits);
     // at 10 ms it stays within the target where no plan of the oracle's
-    // family does (it spins).
+    // family does (it spins), with one wait ending 1.75 ms early and, where a
+    // short wait still fits after it, a few-µs one (its short buckets are
+    // young, so their margin is the long waits' tail).
     let n = 2_000;
     let r = replay(
         "amd-epyc-kvm-nocpuidle.csv.gz",
@@ -168,7 +170,10 @@ fn this_host_without_cpuidle_at_1ms_and_10ms() {
         600,
     );
     check_invariants(&r, TailTarget::BALANCED, 600);
-    assert_eq!(r.last_plan, vec![(8_246_065, 1_753_935)]);
-    assert_eq!((r.stats.late, r.stats.os_waits), (10, 683));
+    assert_eq!(
+        r.last_plan,
+        vec![(8_246_065, 1_753_935), (7_860, 1_703_935)]
+    );
+    assert_eq!((r.stats.late, r.stats.os_waits), (10, 858));
     assert_eq!(format!("{:.2}", cpu_percent(&r)), "14.01");
 }

@@ -453,6 +453,45 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExplore(2_500 * us, 10_000, 0),
         ],
     ));
+    // 14. Exploring takes a split whose short wait follows: the 2.4 ms waits
+    //     wake 60-80 µs late, so a 50 µs split leaves no room for a second
+    //     wait after any of them (room 0 of 300) and is not explored, although
+    //     its short bucket (45 µs waits, pooled) has as many samples as the
+    //     100 µs split's; the 100 µs split (room 300 of 300) is.
+    cases.push(run_estimator_case(
+        "exploration_needs_room",
+        &[
+            Begin,
+            ObserveEach(2_400 * us, spread(300, 60_000, 20_000, 0, 0)),
+            ObserveEach(45 * us, vec![3_000; 20]),
+            ObserveEach(100 * us, vec![3_000; 5]),
+            ObserveCost(2_400 * us, 20_000),
+            ObserveCost(45 * us, 20_000),
+            Check,
+            PlanExact(2_500 * us, 10_000, 0),
+            PlanExplore(2_500 * us, 10_000, 0),
+        ],
+    ));
+    // 15. A split's long wait in a young bucket is held to that bucket's
+    //     margin: the 1.5 ms waits (50 samples, ~30 µs late) are too few at
+    //     1 %, so their margin is the 3 ms waits' (one of them 400 µs late).
+    //     Splits whose long wait would end less than that before the short
+    //     one are not planned (their young view shows no late wake-up); the
+    //     400 µs split, ending 403 µs before the deadline, is.
+    cases.push(run_estimator_case(
+        "split_long_wait_held_to_young_margin",
+        &[
+            Begin,
+            ObserveEach(1_500 * us, spread(50, 25_000, 10_000, 0, 0)),
+            ObserveEach(3 * ms, spread(50, 25_000, 10_000, 50, 380_000)),
+            ObserveEach(45 * us, spread(300, 2_000, 1_000, 0, 0)),
+            ObserveCost(1_500 * us, 20_000),
+            ObserveCost(45 * us, 20_000),
+            Check,
+            PlanExact(2 * ms, 10_000, 0),
+            PlanAfterSplit(403 * us, 5_000, 0),
+        ],
+    ));
     // 13. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
         "median_and_cost",

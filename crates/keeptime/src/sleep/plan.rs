@@ -74,7 +74,9 @@ pub fn crowd_spin_cap(cpus: usize, sleepers: usize, length_ns: u64, wait_cost_ns
 /// * **two OS waits** for each split `S` of [`SPLITS_NS`]: a long wait ending
 ///   `S` plus the short wait's margin (at half the budget) before the
 ///   deadline, then a short wait of about `S`, then a spin; taken only if the
-///   long wait's own late share plus the short one's fit the budget;
+///   long wait's own late share plus the short one's fit the budget, and,
+///   when the long wait's bucket is not established at the budget, only if
+///   it ends at least that bucket's margin before the short one;
 /// * **a pure spin** of `remaining_ns`.
 ///
 /// After a two-wait plan's first wait (`step.after_split`) only the one-wait
@@ -82,7 +84,10 @@ pub fn crowd_spin_cap(cpus: usize, sleepers: usize, length_ns: u64, wait_cost_ns
 /// every [`EXPLORE_EVERY`]-th sleep), a
 /// two-wait plan that meets the budget and whose short wait's bucket is not
 /// yet established at half the budget is taken even if it costs more: the one
-/// whose short bucket has the most samples (finishing one bucket at a time).
+/// whose short bucket has the most samples (finishing one bucket at a time),
+/// among those whose short wait follows at least half of the long waits (a
+/// split that the long wait's usual lateness leaves too short for a second
+/// wait would observe nothing).
 ///
 /// Before anything is learned: one OS wait ending
 /// [`DEFAULT_MARGIN_NS`](crate::estimate::DEFAULT_MARGIN_NS) (or `min_spin_ns`)
@@ -157,6 +162,12 @@ pub fn plan_exact(
             continue;
         }
         let b1 = bucket_of(wait);
+        // A long wait too young for the budget is held to its margin, like a
+        // one-wait plan's: a young view's tail says nothing of a rare late
+        // wake-up, and longer waits bound it.
+        if !est.established(b1, budget_ppm) && g < est.margin(b1, budget_ppm) {
+            continue;
+        }
         let t1 = est.tail(b1, budget_ppm, g);
         let (room, rest_spin) = est.split_counts(b1, budget_ppm, s - MIN_OS_WAIT_NS, g);
         let ts = est.tail(bs, q, gs);
@@ -175,7 +186,14 @@ pub fn plan_exact(
             rest_budget_ppm: q,
             proven: short_established && est.established(b1, budget_ppm),
         };
-        if explore && !short_established && cost <= one_cost.saturating_add(r / EXPLORE_COST_DIV) {
+        // Exploring observes the short wait only when one follows: after at
+        // least half of the long waits (`room`), not a split that the long
+        // wait's usual lateness leaves too short for a second wait.
+        if explore
+            && !short_established
+            && room.saturating_mul(2) >= t1.samples
+            && cost <= one_cost.saturating_add(r / EXPLORE_COST_DIV)
+        {
             let n = est.samples(bs, q);
             if explored.map_or(true, |(_, m)| n > m) {
                 explored = Some((plan, n));

@@ -51,7 +51,9 @@ final class WaitPlan {
      * CPU whose predicted late share is at most {@code budgetPpm}. Candidates:
      * one OS wait then a spin; a long wait, a short one of about each
      * {@link Sleeper#SPLITS_NS} then a spin (not after a split, and only while
-     * half the budget is above 0); a pure spin (cost {@code r}). Ties keep the
+     * half the budget is above 0; a long wait whose bucket is not established
+     * at the budget must end at least that bucket's margin before the short
+     * one); a pure spin (cost {@code r}). Ties keep the
      * earlier candidate. When only a wait cut short to its bucket's longest
      * fits (a chunk, first plan of a sleep only), it is taken when no complete
      * plan meets the budget and one wait costs less than spinning. With
@@ -59,7 +61,8 @@ final class WaitPlan {
      * short bucket is not established at half the budget and whose cost
      * exceeds the one-wait plan's (or the pure spin's) by at most
      * {@code r / }{@link Sleeper#EXPLORE_COST_DIV}, the one with the most
-     * samples standing for its short bucket (ties: the earlier) is taken
+     * samples standing for its short bucket (ties: the earlier), among those
+     * whose short wait follows at least half of the long waits, is taken
      * before anything else.
      */
     static Exact exact(MarginEstimator est, long r, long budgetPpm, long minSpin, Step step) {
@@ -117,6 +120,12 @@ final class WaitPlan {
             }
             long wait = r - g;
             int b1 = bucketOf(wait);
+            // A long wait too young for the budget is held to its margin, like
+            // a one-wait plan's: a young view's tail says nothing of a rare
+            // late wake-up, and longer waits bound it.
+            if (!est.established(b1, budgetPpm) && U64.lt(g, est.margin(b1, budgetPpm))) {
+                continue;
+            }
             MarginEstimator.Tail t1 = est.tail(b1, budgetPpm, g);
             long[] split = est.splitCounts(b1, budgetPpm, s - Sleeper.MIN_OS_WAIT_NS, g);
             long room = split[0];
@@ -132,7 +141,11 @@ final class WaitPlan {
                     Long.divideUnsigned(U64.add(U64.mul(room, second), restSpin), t1.samples()));
             boolean shortEstablished = est.established(bs, q);
             Exact plan = new Exact(wait, true, q, shortEstablished && est.established(b1, budgetPpm));
+            // Exploring observes the short wait only when one follows: after
+            // at least half of the long waits (room), not a split that the long
+            // wait's usual lateness leaves too short for a second wait.
             if (step.explore() && !shortEstablished
+                    && U64.ge(U64.mul(room, 2), t1.samples())
                     && U64.ge(U64.add(oneCost, Long.divideUnsigned(r, Sleeper.EXPLORE_COST_DIV)), cost)) {
                 long n = est.samples(bs, q);
                 if (explored == null || n > exploredN) {
