@@ -474,7 +474,8 @@ fn estimator_scenarios() -> Vec<Value> {
     ));
     // 15. A split's long wait in a young bucket is held to that bucket's
     //     margin: the 1.5 ms waits (50 samples, ~30 µs late) are too few at
-    //     1 %, so their margin is the 3 ms waits' (one of them 400 µs late).
+    //     1 %, so their margin is the 3 ms waits' (one of them 388 µs late:
+    //     393 µs, its bin's upper edge).
     //     Splits whose long wait would end less than that before the short
     //     one are not planned (their young view shows no late wake-up); the
     //     400 µs split, ending 403 µs before the deadline, is.
