@@ -3,7 +3,8 @@
 #   make check-latency    cyclictest and `keeptime latency --method clock-nanosleep`,
 #                         same interval, threads and duration, in alternating rounds;
 #                         medians within 15 %, p99 within 3x, every deadline sampled
-#                         or skipped on both sides (crates/keeptime-cli/tests/check_latency.py)
+#                         or skipped on keeptime's side (cyclictest's printed)
+#                         (crates/keeptime-cli/tests/check_latency.py)
 #
 #   make test-latency     the same with CI's rounds, run by `make test`: the medians
 #                         and p99 are printed as met/MISSED, not asserted (timings are

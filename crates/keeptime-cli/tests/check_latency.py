@@ -11,13 +11,17 @@ the figures of both sides are computed from those histograms the same way
 Checks:
   * medians within +-15 % of each other (relative to cyclictest's);
   * p99 of the same order: the larger at most P99_FACTOR (3x) the smaller;
-  * the same handling of overruns: on each side and thread, every deadline
-    of a round is either sampled or skipped after a late wake-up, never
-    delivered in a catch-up burst: samples + sum(floor(latency / interval))
-    is at most duration / interval + 2 (the round's edges) and at least
-    duration / interval - 1 % (cyclictest's -D timer starts before its
-    threads, so a slow thread start costs it a few deadlines). Each side's
-    overrun count (latency >= one interval) is printed.
+  * the same handling of overruns: on keeptime's side, on each thread, every
+    deadline of a round is either sampled or skipped after a late wake-up,
+    never delivered in a catch-up burst: samples + sum(floor(latency /
+    interval)) is at most duration / interval + 2 (the round's edges) and at
+    least duration / interval - 1 %. cyclictest's side is measured the same
+    way and printed, not checked: it is the peer, not our loop, and its
+    thread can run past -D by the length of a stall (a 7 ms overrun once
+    gave it 1 000 samples and 6 skipped deadlines in a 1 000-deadline round,
+    with no catch-up burst in its histogram; and its -D timer starts before
+    its threads, so a slow thread start costs it a few deadlines). Each
+    side's overrun count (latency >= one interval) is printed.
 Exit 1 with the failing check named; every figure of both sides is printed.
 
 With --figures-only (what `make test` runs) the medians and p99 are printed
@@ -129,6 +133,7 @@ def main():
 
     sides = {"cyclictest": [], "keeptime": []}
     failures = []
+    peer_notes = []  # cyclictest's own accounting: printed, not checked
     expected = a.round_seconds * 1_000_000 // a.interval_us
     for r in range(a.rounds):
         order = ["cyclictest", "keeptime"] if r % 2 == 0 else ["keeptime", "cyclictest"]
@@ -156,9 +161,12 @@ def main():
                 # fewer by up to 1 %: cyclictest's -D clock starts before its threads do.
                 low = max(EDGE_SLACK, expected // 100)
                 if n + smin > expected + EDGE_SLACK or n + smax < expected - low:
-                    failures.append(
-                        f"round {r + 1} {side} thread {t}: {n} samples + {smin}..{smax}"
-                        f" skipped deadlines != {expected} deadlines")
+                    msg = (f"round {r + 1} {side} thread {t}: {n} samples + {smin}..{smax}"
+                           f" skipped deadlines != {expected} deadlines")
+                    if side == "keeptime":
+                        failures.append(msg)
+                    else:
+                        peer_notes.append(msg)
         print(f"check-latency: round {r + 1}/{a.rounds}:", ", ".join(line))
 
     def figures(side):
@@ -205,8 +213,10 @@ def main():
     else:
         failures.extend(timing)
     print(f"check-latency: overruns (latency >= 1 interval): keeptime {kt['overruns']}, "
-          f"cyclictest {ct['overruns']}; every deadline sampled or skipped on both sides: "
+          f"cyclictest {ct['overruns']}; every deadline sampled or skipped on keeptime's side: "
           f"{'no' if any('deadlines' in f for f in failures) else 'yes'}")
+    for n in peer_notes:
+        print("check-latency: note (cyclictest's accounting, not checked):", n)
     if failures:
         for f in failures:
             print("check-latency: FAIL:", f)
