@@ -104,7 +104,7 @@ fn anchor() -> (Instant, u64) {
 }
 
 /// CPUs the process may use (read once).
-fn available_cpus() -> usize {
+pub(crate) fn available_cpus() -> usize {
     static CPUS: OnceLock<usize> = OnceLock::new();
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -40,8 +40,7 @@ impl WakeLatency {
     /// pool); an event loop, which runs them on one, uses
     /// [`with_threads(1)`](Self::with_threads).
     pub fn new() -> Self {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-        WakeLatency::with_threads(cpus)
+        WakeLatency::with_threads(crate::platform::available_cpus() as u64)
     }
 
     /// As [`new`](Self::new), for an executor that runs its tasks on
