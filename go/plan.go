@@ -152,7 +152,8 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		// A long wait too young for the budget is held to its margin, like a
 		// one-wait plan's: a young view's tail says nothing of a rare late
 		// wake-up, and longer waits bound it.
-		if !e.established(b1, budget) && g < e.margin(b1, budget) {
+		longEstablished := e.established(b1, budget)
+		if !longEstablished && g < e.margin(b1, budget) {
 			continue
 		}
 		t1 := e.tail(b1, budget, g)
@@ -166,7 +167,7 @@ func planExact(e *estimator, remaining, budget, minSpin uint64, step planStep) (
 		cost := satAdd(e.cost(b1), satAdd(satMul(room, second), restSpin)/t1.samples)
 		shortEstablished := e.established(bs, q)
 		plan := osWaitPlan{waitNs: l1, split: true, restBudgetPpm: q,
-			proven: shortEstablished && e.established(b1, budget)}
+			proven: shortEstablished && longEstablished}
 		// Exploring observes the short wait only when one follows: after at
 		// least half of the long waits (room), not a split that the long
 		// wait's usual lateness leaves too short for a second wait.

@@ -165,7 +165,8 @@ pub fn plan_exact(
         // A long wait too young for the budget is held to its margin, like a
         // one-wait plan's: a young view's tail says nothing of a rare late
         // wake-up, and longer waits bound it.
-        if !est.established(b1, budget_ppm) && g < est.margin(b1, budget_ppm) {
+        let long_established = est.established(b1, budget_ppm);
+        if !long_established && g < est.margin(b1, budget_ppm) {
             continue;
         }
         let t1 = est.tail(b1, budget_ppm, g);
@@ -184,7 +185,7 @@ pub fn plan_exact(
             wait_ns: wait,
             split: true,
             rest_budget_ppm: q,
-            proven: short_established && est.established(b1, budget_ppm),
+            proven: short_established && long_established,
         };
         // Exploring observes the short wait only when one follows: after at
         // least half of the long waits (`room`), not a split that the long

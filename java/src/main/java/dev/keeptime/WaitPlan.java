@@ -123,7 +123,8 @@ final class WaitPlan {
             // A long wait too young for the budget is held to its margin, like
             // a one-wait plan's: a young view's tail says nothing of a rare
             // late wake-up, and longer waits bound it.
-            if (!est.established(b1, budgetPpm) && U64.lt(g, est.margin(b1, budgetPpm))) {
+            boolean longEstablished = est.established(b1, budgetPpm);
+            if (!longEstablished && U64.lt(g, est.margin(b1, budgetPpm))) {
                 continue;
             }
             MarginEstimator.Tail t1 = est.tail(b1, budgetPpm, g);
@@ -140,7 +141,7 @@ final class WaitPlan {
             long cost = U64.add(est.cost(b1),
                     Long.divideUnsigned(U64.add(U64.mul(room, second), restSpin), t1.samples()));
             boolean shortEstablished = est.established(bs, q);
-            Exact plan = new Exact(wait, true, q, shortEstablished && est.established(b1, budgetPpm));
+            Exact plan = new Exact(wait, true, q, shortEstablished && longEstablished);
             // Exploring observes the short wait only when one follows: after
             // at least half of the long waits (room), not a split that the long
             // wait's usual lateness leaves too short for a second wait.
