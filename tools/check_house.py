@@ -51,10 +51,9 @@ DATA_SUFFIXES = (
     ".jar",
     ".bin",
 )
-DATA_NAMES = {"package-lock.json", "go.sum", "Cargo.lock", "check_house_cases.json"}
-
-# The self-test's cases (next to this script).
+# The self-test's cases (next to this script): data, like the names below.
 CASES = "check_house_cases.json"
+DATA_NAMES = {"package-lock.json", "go.sum", "Cargo.lock", CASES}
 DATA_DIRS = ("spec/vectors/",)
 
 DOC_SUFFIXES = (".md", ".txt", ".rst")

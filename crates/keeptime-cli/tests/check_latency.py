@@ -215,8 +215,8 @@ def main():
     print(f"check-latency: overruns (latency >= 1 interval): keeptime {kt['overruns']}, "
           f"cyclictest {ct['overruns']}; every deadline sampled or skipped on keeptime's side: "
           f"{'no' if any('deadlines' in f for f in failures) else 'yes'}")
-    for n in peer_notes:
-        print("check-latency: note (cyclictest's accounting, not checked):", n)
+    for note in peer_notes:
+        print("check-latency: note (cyclictest's accounting, not checked):", note)
     if failures:
         for f in failures:
             print("check-latency: FAIL:", f)

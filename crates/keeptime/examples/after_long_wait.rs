@@ -31,6 +31,15 @@ fn arg(args: &[String], i: usize, name: &str, default: u64) -> Result<u64, Strin
     }
 }
 
+/// `[LONG_US] [SHORT_US] [PAIRS]`, defaults 9 700, 230 and 800.
+fn parse(args: &[String]) -> Result<(u64, u64, u64), String> {
+    Ok((
+        arg(args, 0, "LONG_US", 9_700)?,
+        arg(args, 1, "SHORT_US", 230)?,
+        arg(args, 2, "PAIRS", 800)?,
+    ))
+}
+
 fn summary(name: &str, mut late_ns: Vec<u64>) {
     late_ns.sort_unstable();
     let q = |p: f64| late_ns[((late_ns.len() - 1) as f64 * p) as usize] as f64 / 1e3;
@@ -50,14 +59,7 @@ fn summary(name: &str, mut late_ns: Vec<u64>) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let parsed = (|| {
-        Ok::<_, String>((
-            arg(&args, 0, "LONG_US", 9_700)?,
-            arg(&args, 1, "SHORT_US", 230)?,
-            arg(&args, 2, "PAIRS", 800)?,
-        ))
-    })();
-    let (long_us, short_us, pairs) = match parsed {
+    let (long_us, short_us, pairs) = match parse(&args) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("after_long_wait: {e}\nusage: after_long_wait [LONG_US] [SHORT_US] [PAIRS]");

@@ -4,8 +4,7 @@
 use super::figures::charts;
 use super::html::esc;
 use super::input::Doc;
-use super::palette::Named;
-use super::palette::RUNTIME;
+use super::palette::{Named, RUNTIME};
 use crate::bench::{CellResult, Family};
 use crate::output::format;
 use anyhow::Result;
