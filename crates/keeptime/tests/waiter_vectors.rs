@@ -1,6 +1,6 @@
 //! Replays `spec/vectors/waiter.json`: the async waiter's pure decisions
 //! (`next_step`, `fires`, `plan`, `learns_latency`, `finish_share`) row by row, and
-//! `Capacity` and `Admission` through their sequences, with exact assertions
+//! `Capacity` and `Admission` (offers included) through their sequences, with exact assertions
 //! (`spec/waiter.md`).
 
 use keeptime::waiter::{
@@ -49,6 +49,7 @@ fn the_constants_are_the_specs() {
         ("MAX_LEAD_NS", MAX_LEAD_NS),
         ("BATCH_NS", BATCH_NS),
         ("COARSE_SLACK_NS", COARSE_SLACK_NS),
+        ("COARSE_PERIOD_NS", COARSE_PERIOD_NS),
         ("SLOT_NS", SLOT_NS),
         ("BEHIND_BACKLOG", BEHIND_BACKLOG),
         ("DEFAULT_COST_NS", DEFAULT_COST_NS),
@@ -57,6 +58,8 @@ fn the_constants_are_the_specs() {
         ("LATE_NS", LATE_NS),
         ("CAPACITY_SHARE_PPM", CAPACITY_SHARE_PPM),
         ("LEAD_SHARE_PPM", LEAD_SHARE_PPM),
+        ("SATURATED_LOAD", SATURATED_LOAD),
+        ("TRICKLE_SHARE_PPM", TRICKLE_SHARE_PPM),
     ] {
         assert_eq!(u(c, name), value, "{name}");
     }
@@ -113,7 +116,15 @@ fn fires_plan_and_learns_latency_follow_the_rules() {
             e if e.get("precise").is_some() => Some(Plan::Precise(u(e, "precise"))),
             e => Some(Plan::Coarse(u(e, "coarse"))),
         };
-        let got = plan(row["precise_ns"].as_u64(), row["coarse_ns"].as_u64());
+        assert!(
+            row.get("last_coarse_ns").is_some(),
+            "plan rows state last_coarse_ns: {row}"
+        );
+        let got = plan(
+            row["precise_ns"].as_u64(),
+            row["coarse_ns"].as_u64(),
+            row["last_coarse_ns"].as_u64(),
+        );
         assert_eq!(got, want, "plan: {row}");
     }
     for row in rows(&v, "learns_latency") {
@@ -177,8 +188,29 @@ fn admission_sequences() {
     for case in rows(&v, "admission") {
         let name = case["name"].as_str().expect("name");
         let mut a = Admission::new();
+        // Cases with offers state the learned cost of a precise deadline.
+        let mut cap = Capacity::new();
+        if let Some(cost) = case["cost_ns"].as_u64() {
+            cap.observe(cost);
+            assert_eq!(cap.cost_ns(), cost, "{name}: cost");
+        }
         for (i, op) in rows(case, "ops").iter().enumerate() {
-            if op.get("try_admit").is_some() {
+            if op.get("offer").is_some() {
+                let now = u(op, "now_ns");
+                let got = a.offer(now, u(op, "offer"), u(op, "lead_ns"), &cap);
+                assert_eq!(got, b(op, "expect"), "{name}, op {i}: offer");
+                let offers = &op["offers"];
+                let want = (
+                    offers[0].as_u64().expect("before"),
+                    offers[1].as_u64().expect("current"),
+                );
+                assert_eq!(a.offers_at(now), want, "{name}, op {i}: offers_at");
+                assert_eq!(
+                    a.saturated(now, &cap),
+                    b(op, "saturated"),
+                    "{name}, op {i}: saturated"
+                );
+            } else if op.get("try_admit").is_some() {
                 let got = a.try_admit(u(op, "try_admit"), u(op, "per_slot"));
                 assert_eq!(got, b(op, "expect"), "{name}, op {i}: try_admit");
             } else if op.get("release").is_some() {

@@ -2,7 +2,10 @@
 //! (`spec/waiter.md`, *Capacity*): the learned cost of one precise deadline
 //! ([`Capacity`]) and the per-slot count of precise timers ([`Admission`]).
 
-use super::{CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SLOT_NS};
+use super::{
+    CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SATURATED_LOAD, SLOT_NS,
+    TRICKLE_SHARE_PPM,
+};
 use std::collections::BTreeMap;
 
 /// What one stretch of a precise deadline's finish is charged, ns:
@@ -105,7 +108,26 @@ impl Capacity {
     /// `⌊(slot+1)·r⌋ − ⌊slot·r⌋`, so that any run of slots admits the
     /// capacity to within one timer, also below one per slot.
     pub fn per_slot_at(&self, slot: u64) -> u64 {
-        let num = u128::from(CAPACITY_SHARE_PPM) * u128::from(SLOT_NS) / 1_000_000;
+        self.share_of_slot(slot, CAPACITY_SHARE_PPM)
+    }
+
+    /// Precise timers admitted in a saturated slot: as
+    /// [`per_slot_at`](Self::per_slot_at) with [`TRICKLE_SHARE_PPM`] of a
+    /// CPU in place of [`CAPACITY_SHARE_PPM`].
+    pub fn trickle_per_slot_at(&self, slot: u64) -> u64 {
+        self.share_of_slot(slot, TRICKLE_SHARE_PPM)
+    }
+
+    /// Whether `offers` deadlines offered to one slot are more than
+    /// [`SATURATED_LOAD`] times the slot's share of the capacity:
+    /// `offers · cost_ns > SATURATED_LOAD · CAPACITY_SHARE_PPM · SLOT_NS / 10⁶`.
+    pub fn saturated_by(&self, offers: u64) -> bool {
+        let share = u128::from(CAPACITY_SHARE_PPM) * u128::from(SLOT_NS) / 1_000_000;
+        u128::from(offers) * u128::from(self.cost_ns) > u128::from(SATURATED_LOAD) * share
+    }
+
+    fn share_of_slot(&self, slot: u64, share_ppm: u64) -> u64 {
+        let num = u128::from(share_ppm) * u128::from(SLOT_NS) / 1_000_000;
         let den = u128::from(self.cost_ns.max(1));
         let upto = |k: u128| k * num / den;
         let s = u128::from(slot);
@@ -113,18 +135,107 @@ impl Capacity {
     }
 }
 
-/// Which deadlines are served precisely: at most `per_slot` precise timers
-/// per [`SLOT_NS`] slot of deadlines (slot = `deadline / SLOT_NS`), in the
-/// order they are armed; the rest are coarse.
+/// Which deadlines are served precisely: at most a slot's limit of precise
+/// timers per [`SLOT_NS`] slot of deadlines (slot = `deadline / SLOT_NS`), in
+/// the order they are armed; the rest are coarse. The limit is
+/// [`Capacity::per_slot_at`], or [`Capacity::trickle_per_slot_at`] while the
+/// waiter is saturated: more than [`SATURATED_LOAD`] times a slot's share of
+/// the capacity offered in the previous slot of arm time or so far in the
+/// current one ([`offer`](Self::offer), `spec/waiter.md`).
+///
+/// ```
+/// use keeptime::waiter::{Admission, Capacity};
+/// let mut cap = Capacity::new();
+/// cap.observe(100_000); // 100 µs a precise deadline: 2.5 a slot
+/// let mut a = Admission::new();
+/// // Twelve sleeps of 1 ms armed within one slot: two precise (the slot's
+/// // share), then saturated (more than 2 × 2.5 offered): only the trickle.
+/// let now = 9_000_000;
+/// let precise = (0..12)
+///     .filter(|i| a.offer(now + i * 1_000, 10_000_000 + i * 1_000, 50_000, &cap))
+///     .count();
+/// assert_eq!(precise, 2);
+/// assert!(a.saturated(now + 20_000, &cap));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Admission {
     slots: BTreeMap<u64, u64>,
+    /// The slot of arm time of the latest offer, its offers, and the offers
+    /// of the slot before it.
+    arm_slot: u64,
+    offers: u64,
+    offers_before: u64,
 }
 
 impl Admission {
     /// No deadline admitted.
     pub fn new() -> Self {
         Admission::default()
+    }
+
+    /// Offers, at the clock reading `now_ns`, a deadline that asks to be
+    /// woken `lead_ns` early: counts the offer in the slot of `now_ns`, then
+    /// admits a precise timer if the lead is not zero and the deadline's
+    /// slot holds fewer than its limit (the trickle while
+    /// [`saturated`](Self::saturated), else [`Capacity::per_slot_at`]).
+    /// Returns whether it admitted one.
+    pub fn offer(
+        &mut self,
+        now_ns: u64,
+        deadline_ns: u64,
+        lead_ns: u64,
+        capacity: &Capacity,
+    ) -> bool {
+        self.count_offer(now_ns);
+        if lead_ns == 0 {
+            return false;
+        }
+        let slot = deadline_ns / SLOT_NS;
+        let limit = if self.saturated(now_ns, capacity) {
+            capacity.trickle_per_slot_at(slot)
+        } else {
+            capacity.per_slot_at(slot)
+        };
+        self.try_admit(deadline_ns, limit)
+    }
+
+    fn count_offer(&mut self, now_ns: u64) {
+        let j = now_ns / SLOT_NS;
+        if j > self.arm_slot {
+            self.offers_before = if j == self.arm_slot + 1 {
+                self.offers
+            } else {
+                0
+            };
+            self.arm_slot = j;
+            self.offers = 0;
+        }
+        // A reading in an earlier slot (another thread's, read before the
+        // latest offer's) counts in the latest slot.
+        self.offers = self.offers.saturating_add(1);
+    }
+
+    /// Offers counted in the slot of `now_ns` and in the one before it
+    /// (`(before, current)`; both 0 for slots after the latest offer's but
+    /// one, `current` 0 for the slot right after it).
+    pub fn offers_at(&self, now_ns: u64) -> (u64, u64) {
+        let j = now_ns / SLOT_NS;
+        if j <= self.arm_slot {
+            (self.offers_before, self.offers)
+        } else if j == self.arm_slot + 1 {
+            (self.offers, 0)
+        } else {
+            (0, 0)
+        }
+    }
+
+    /// Whether the waiter is saturated at `now_ns`: more than
+    /// [`SATURATED_LOAD`] times a slot's share of `capacity` offered in the
+    /// slot of `now_ns` so far or in the one before it
+    /// ([`Capacity::saturated_by`]).
+    pub fn saturated(&self, now_ns: u64, capacity: &Capacity) -> bool {
+        let (before, current) = self.offers_at(now_ns);
+        capacity.saturated_by(before.max(current))
     }
 
     /// Admits a precise timer for `deadline_ns` if its slot holds fewer than
@@ -166,7 +277,7 @@ impl Admission {
             .unwrap_or(0)
     }
 
-    /// Slots remembered.
+    /// Slots remembered with precise timers admitted.
     pub fn slots(&self) -> usize {
         self.slots.len()
     }

@@ -3,7 +3,7 @@
 //! waiter waits for ([`plan`]) and which wake-ups are latency samples
 //! ([`learns_latency`]).
 
-use super::{BATCH_NS, COARSE_SLACK_NS, MAX_LEAD_NS};
+use super::{BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, MAX_LEAD_NS};
 
 /// Where a timer stands when its task is polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,12 +100,29 @@ pub fn learns_latency(first_in_batch: bool, backlog_before: u64) -> bool {
 }
 
 /// What the waiter waits for next, from the earliest precise and coarse wake
-/// times `p` and `c`: a plain OS wait (no spin) until `c + COARSE_SLACK_NS`
-/// if that comes more than [`MAX_LEAD_NS`] before `p` (or there is no `p`),
-/// else the precise wait for `p` with its sleeper (OS wait, then spin), the
-/// coarse timers due by then firing with it. `None`: nothing armed, park.
-pub fn plan(precise_ns: Option<u64>, coarse_ns: Option<u64>) -> Option<Plan> {
-    let coarse = coarse_ns.map(|c| c.saturating_add(COARSE_SLACK_NS));
+/// times `p` and `c` and the reading `last_coarse_ns` that ended its previous
+/// completed coarse wait (`None` before the first). The coarse wake time is
+/// `w = max(c + COARSE_SLACK_NS, last + COARSE_PERIOD_NS)`: a plain OS wait
+/// (no spin) until `w` if that comes more than [`MAX_LEAD_NS`] before `p` (or
+/// there is no `p`), else the precise wait for `p` with its sleeper (OS
+/// wait, then spin), the coarse timers due by then firing with it. `None`:
+/// nothing armed, park. A lone coarse timer waits [`COARSE_SLACK_NS`]; a
+/// stream of them wakes the waiter at most once per [`COARSE_PERIOD_NS`].
+///
+/// ```
+/// use keeptime::waiter::{plan, Plan};
+/// // A lone coarse timer: 250 µs of slack.
+/// assert_eq!(plan(None, Some(10_000_000), None), Some(Plan::Coarse(10_250_000)));
+/// // 100 µs after the previous coarse wake-up: the next one a period after it.
+/// assert_eq!(plan(None, Some(10_100_000), Some(10_000_000)), Some(Plan::Coarse(11_000_000)));
+/// ```
+pub fn plan(
+    precise_ns: Option<u64>,
+    coarse_ns: Option<u64>,
+    last_coarse_ns: Option<u64>,
+) -> Option<Plan> {
+    let period_end = last_coarse_ns.map_or(0, |l| l.saturating_add(COARSE_PERIOD_NS));
+    let coarse = coarse_ns.map(|c| c.saturating_add(COARSE_SLACK_NS).max(period_end));
     match (precise_ns, coarse) {
         (None, None) => None,
         (Some(p), None) => Some(Plan::Precise(p)),

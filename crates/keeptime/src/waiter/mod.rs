@@ -78,9 +78,14 @@ pub const BATCH_NS: u64 = 4_000;
 
 /// The waiter waits for a coarse timer until this after its wake time, so
 /// that one OS wake-up fires the coarse timers of the next 250 µs together
-/// and the executor's threads are woken a few thousand times a second, not
-/// once per deadline (still inside the runtime's own millisecond timer).
+/// rather than one per deadline ([`plan`]).
 pub const COARSE_SLACK_NS: u64 = 250_000;
+
+/// The waiter's plain OS waits for coarse timers end at least this far
+/// apart ([`plan`]): a stream of coarse timers wakes the waiter, and through
+/// it the executor, at most about once a millisecond, as the runtime's own
+/// millisecond timer does, each timer ending at most about 1 ms late.
+pub const COARSE_PERIOD_NS: u64 = 1_000_000;
 
 /// Deadlines are admitted as precise per slot of this length
 /// ([`Admission`]): [`Capacity::per_slot_at`] of them per slot.
@@ -110,6 +115,16 @@ pub const LATE_NS: u64 = 50_000;
 /// this share of a second divided by the cost of one deadline, so that the
 /// waker-to-poll queue stays well inside the lead.
 pub const CAPACITY_SHARE_PPM: u64 = 250_000;
+
+/// The waiter is saturated while more than this many times a slot's share
+/// of the capacity is offered per slot of arm time ([`Admission::offer`]):
+/// precise timers are then admitted only at the trickle's share.
+pub const SATURATED_LOAD: u64 = 2;
+
+/// The share of one CPU (ppm) the precise deadlines of saturated slots may
+/// use ([`Capacity::trickle_per_slot_at`]): enough to keep the cost measured
+/// while a heavy load is served coarse, so that the capacity can recover.
+pub const TRICKLE_SHARE_PPM: u64 = 8_000;
 
 /// The longest finishing spin a caller may configure
 /// ([`PreciseWait::set_finish_spin_ns`]): for event loops whose round trip

@@ -4,7 +4,7 @@
 //! against the capacity; the backlog; the counters ([`stats`]).
 
 use super::learns_latency;
-use super::{fires, plan, Admission, Capacity, Plan, BEHIND_BACKLOG, SLOT_NS};
+use super::{fires, plan, Admission, Capacity, Plan, BEHIND_BACKLOG};
 use crate::platform::{Platform, System};
 use crate::Sleeper;
 use std::collections::BTreeMap;
@@ -113,9 +113,10 @@ pub fn capacity() -> u64 {
 /// otherwise counts a coarse one.
 pub(super) fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
     let core = core();
-    let per_slot = core.capacity().per_slot_at(deadline_ns / SLOT_NS);
+    let capacity = *core.capacity();
     let mut q = core.lock();
-    let precise = lead_ns > 0 && q.admission.try_admit(deadline_ns, per_slot);
+    let now = crate::os::monotonic_ns();
+    let precise = q.admission.offer(now, deadline_ns, lead_ns, &capacity);
     if !precise {
         q.coarse_armed += 1;
     }
@@ -200,13 +201,15 @@ pub(super) fn run_waiter() {
     let mut sleeper = Sleeper::builder().build_with(wait);
     // The waiter's CPU time in precise waits since its last precise batch.
     let mut precise_cpu = 0u64;
+    // The reading that ended the last completed coarse wait.
+    let mut last_coarse = None;
     loop {
         let next = {
             let mut q = core.lock();
             let next = loop {
                 let p = q.precise.first_key_value().map(|(k, _)| k.0);
                 let c = q.coarse.first_key_value().map(|(k, _)| k.0);
-                if let Some(next) = plan(p, c) {
+                if let Some(next) = plan(p, c, last_coarse) {
                     break next;
                 }
                 q.idle = true;
@@ -229,7 +232,11 @@ pub(super) fn run_waiter() {
                 }
             }
             Plan::Coarse(target) => match wait.os_wait_until(target) {
-                crate::OsWake::Completed => wait.now_ns(),
+                crate::OsWake::Completed => {
+                    let now = wait.now_ns();
+                    last_coarse = Some(now);
+                    now
+                }
                 _ => continue,
             },
         };

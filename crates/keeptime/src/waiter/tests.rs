@@ -217,25 +217,37 @@ fn batches_fire_precise_timers_due_within_batch_ns_and_coarse_ones_when_due() {
     assert!(fires(MS, false, MS));
     assert!(!fires(MS + 1, false, MS));
     assert!(fires(u64::MAX, true, u64::MAX - 1));
-    assert_eq!(plan(None, None), None);
-    assert_eq!(plan(Some(MS), None), Some(Plan::Precise(MS)));
+    assert_eq!(plan(None, None, None), None);
+    assert_eq!(plan(Some(MS), None, None), Some(Plan::Precise(MS)));
     assert_eq!(
-        plan(None, Some(MS)),
+        plan(None, Some(MS), None),
         Some(Plan::Coarse(MS + COARSE_SLACK_NS))
     );
-    assert_eq!(plan(None, Some(u64::MAX)), Some(Plan::Coarse(u64::MAX)));
+    assert_eq!(
+        plan(None, Some(u64::MAX), None),
+        Some(Plan::Coarse(u64::MAX))
+    );
     // A coarse timer due (with its slack) just before a precise one
     // rides on its precise wait.
     assert_eq!(
-        plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS)),
+        plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS), None),
         Some(Plan::Precise(MS))
     );
     assert_eq!(
-        plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS - 1)),
+        plan(Some(MS), Some(MS - MAX_LEAD_NS - COARSE_SLACK_NS - 1), None),
         Some(Plan::Coarse(MS - MAX_LEAD_NS - 1))
     );
-    assert_eq!(plan(Some(MS), Some(MS)), Some(Plan::Precise(MS)));
-    assert_eq!(plan(Some(MS), Some(2 * MS)), Some(Plan::Precise(MS)));
+    assert_eq!(plan(Some(MS), Some(MS), None), Some(Plan::Precise(MS)));
+    assert_eq!(plan(Some(MS), Some(2 * MS), None), Some(Plan::Precise(MS)));
+    // A stream of coarse timers: one coarse wake-up per COARSE_PERIOD_NS.
+    assert_eq!(
+        plan(None, Some(10 * MS), Some(10 * MS - 100_000)),
+        Some(Plan::Coarse(11 * MS - 100_000))
+    );
+    assert_eq!(
+        plan(None, Some(10 * MS), Some(9 * MS - COARSE_SLACK_NS)),
+        Some(Plan::Coarse(10 * MS + COARSE_SLACK_NS))
+    );
 }
 
 #[test]

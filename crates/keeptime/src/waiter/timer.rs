@@ -449,6 +449,21 @@ impl PreciseWait {
                 }
                 Step::Yield => {
                     self.timer = None;
+                    if self.finish.is_none() {
+                        // A finish without a fired precise timer (woken by
+                        // the caller's coarse wait, or first polled within
+                        // the lead) is a precise deadline too: offered to
+                        // its slot, and charged its finish if admitted.
+                        if !admit(self.deadline_ns, lead) {
+                            return self.arm(false, 0, remaining, waker);
+                        }
+                        self.finish = Some(Finish {
+                            fire_cost_ns: 0,
+                            last_ns: start,
+                            charged_ns: 0,
+                            count: latency.begin_finish(),
+                        });
+                    }
                     return Progress::Pending(step);
                 }
                 Step::Arm { lead_ns } => {
@@ -459,32 +474,38 @@ impl PreciseWait {
                     };
                     self.timer = None;
                     let precise = admit(self.deadline_ns, lead);
-                    self.armed_remaining_ns = remaining;
-                    if !precise {
-                        self.finish = None;
-                        if self.caller_coarse {
-                            self.armed_lead_ns = 0;
-                            return Progress::Pending(Step::Arm { lead_ns: 0 });
-                        }
-                    }
-                    let timer = if precise {
-                        Timer::insert(
-                            self.deadline_ns.saturating_sub(lead),
-                            self.deadline_ns,
-                            true,
-                            waker,
-                        )
-                    } else {
-                        Timer::insert(self.deadline_ns, self.deadline_ns, false, waker)
-                    };
-                    self.armed_lead_ns = timer.lead_ns();
-                    self.timer = Some(timer);
-                    return Progress::Pending(Step::Arm {
-                        lead_ns: self.armed_lead_ns,
-                    });
+                    return self.arm(precise, lead, remaining, waker);
                 }
             }
             now = crate::os::monotonic_ns();
         }
+    }
+
+    /// Arms the timer the admission decided: precise with `lead`, else
+    /// coarse (the caller's own timer if it serves coarse waits).
+    fn arm(&mut self, precise: bool, lead: u64, remaining: u64, waker: &Waker) -> Progress {
+        self.armed_remaining_ns = remaining;
+        if !precise {
+            self.finish = None;
+            if self.caller_coarse {
+                self.armed_lead_ns = 0;
+                return Progress::Pending(Step::Arm { lead_ns: 0 });
+            }
+        }
+        let timer = if precise {
+            Timer::insert(
+                self.deadline_ns.saturating_sub(lead),
+                self.deadline_ns,
+                true,
+                waker,
+            )
+        } else {
+            Timer::insert(self.deadline_ns, self.deadline_ns, false, waker)
+        };
+        self.armed_lead_ns = timer.lead_ns();
+        self.timer = Some(timer);
+        Progress::Pending(Step::Arm {
+            lead_ns: self.armed_lead_ns,
+        })
     }
 }
