@@ -197,7 +197,13 @@ fn admission_sequences() {
         for (i, op) in rows(case, "ops").iter().enumerate() {
             if op.get("offer").is_some() {
                 let now = u(op, "now_ns");
-                let got = a.offer(now, u(op, "offer"), u(op, "lead_ns"), &cap);
+                let got = a.offer(
+                    now,
+                    u(op, "offer"),
+                    u(op, "lead_ns"),
+                    b(op, "concurrent"),
+                    &cap,
+                );
                 assert_eq!(got, b(op, "expect"), "{name}, op {i}: offer");
                 let offers = &op["offers"];
                 let want = (

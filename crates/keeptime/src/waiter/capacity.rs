@@ -140,19 +140,21 @@ impl Capacity {
 /// the order they are armed; the rest are coarse. The limit is
 /// [`Capacity::per_slot_at`], or [`Capacity::trickle_per_slot_at`] while the
 /// waiter is saturated: more than [`SATURATED_LOAD`] times a slot's share of
-/// the capacity offered in the previous slot of arm time or so far in the
-/// current one ([`offer`](Self::offer), `spec/waiter.md`).
+/// the capacity offered concurrently (while other sleeps are in progress) in
+/// the previous slot of arm time or so far in the current one
+/// ([`offer`](Self::offer), `spec/waiter.md`).
 ///
 /// ```
 /// use keeptime::waiter::{Admission, Capacity};
 /// let mut cap = Capacity::new();
 /// cap.observe(100_000); // 100 µs a precise deadline: 2.5 a slot
 /// let mut a = Admission::new();
-/// // Twelve sleeps of 1 ms armed within one slot: two precise (the slot's
-/// // share), then saturated (more than 2 × 2.5 offered): only the trickle.
+/// // Twelve concurrent sleeps of 1 ms armed within one slot: two precise
+/// // (the slot's share), then saturated (more than 2 × 2.5 offered): only
+/// // the trickle.
 /// let now = 9_000_000;
 /// let precise = (0..12)
-///     .filter(|i| a.offer(now + i * 1_000, 10_000_000 + i * 1_000, 50_000, &cap))
+///     .filter(|i| a.offer(now + i * 1_000, 10_000_000 + i * 1_000, 50_000, true, &cap))
 ///     .count();
 /// assert_eq!(precise, 2);
 /// assert!(a.saturated(now + 20_000, &cap));
@@ -174,19 +176,23 @@ impl Admission {
     }
 
     /// Offers, at the clock reading `now_ns`, a deadline that asks to be
-    /// woken `lead_ns` early: counts the offer in the slot of `now_ns`, then
-    /// admits a precise timer if the lead is not zero and the deadline's
-    /// slot holds fewer than its limit (the trickle while
-    /// [`saturated`](Self::saturated), else [`Capacity::per_slot_at`]).
-    /// Returns whether it admitted one.
+    /// woken `lead_ns` early: counts the offer in the slot of `now_ns` if it
+    /// is `concurrent` (made while other sleeps are in progress: a lone
+    /// sleeper's own rate never saturates the waiter), then admits a precise
+    /// timer if the lead is not zero and the deadline's slot holds fewer
+    /// than its limit (the trickle while [`saturated`](Self::saturated),
+    /// else [`Capacity::per_slot_at`]). Returns whether it admitted one.
     pub fn offer(
         &mut self,
         now_ns: u64,
         deadline_ns: u64,
         lead_ns: u64,
+        concurrent: bool,
         capacity: &Capacity,
     ) -> bool {
-        self.count_offer(now_ns);
+        if concurrent {
+            self.count_offer(now_ns);
+        }
         if lead_ns == 0 {
             return false;
         }

@@ -75,6 +75,8 @@ pub(super) struct WaiterCore {
     pub(super) cv: Condvar,
     pub(super) backlog: AtomicU64,
     pub(super) capacity: Mutex<Capacity>,
+    /// Precise waits in progress ([`PreciseWait`](super::PreciseWait)s alive).
+    pub(super) sleeps: AtomicU64,
 }
 
 impl WaiterCore {
@@ -97,6 +99,7 @@ pub(super) fn core() -> &'static WaiterCore {
         cv: Condvar::new(),
         backlog: AtomicU64::new(0),
         capacity: Mutex::new(Capacity::new()),
+        sleeps: AtomicU64::new(0),
     })
 }
 
@@ -116,7 +119,12 @@ pub(super) fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
     let capacity = *core.capacity();
     let mut q = core.lock();
     let now = crate::os::monotonic_ns();
-    let precise = q.admission.offer(now, deadline_ns, lead_ns, &capacity);
+    // Other sleeps in progress: another precise wait, or an armed timer.
+    let concurrent =
+        core.sleeps.load(Ordering::Relaxed) > 1 || !q.precise.is_empty() || !q.coarse.is_empty();
+    let precise = q
+        .admission
+        .offer(now, deadline_ns, lead_ns, concurrent, &capacity);
     if !precise {
         q.coarse_armed += 1;
     }

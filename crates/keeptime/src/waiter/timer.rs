@@ -290,6 +290,12 @@ impl Finish {
     }
 }
 
+impl Drop for PreciseWait {
+    fn drop(&mut self) {
+        core().sleeps.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The outcome of [`PreciseWait::poll`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
@@ -304,6 +310,7 @@ impl PreciseWait {
     /// A wait until `deadline_ns` on the monotonic clock; nothing is armed
     /// until the first [`poll`](Self::poll).
     pub fn new(deadline_ns: u64) -> Self {
+        core().sleeps.fetch_add(1, Ordering::Relaxed);
         PreciseWait {
             deadline_ns,
             timer: None,
