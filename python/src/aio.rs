@@ -15,8 +15,9 @@
 //! sleep a round late; the round trip is learned per loop (a decaying
 //! maximum, 4-50 µs), and it is the longest one sleep holds the loop.
 //!
-//! Past the waiter's capacity (`keeptime::waiter::capacity`), or while the
-//! loop is behind on the sleeps already fired, a sleep is *coarse*: no timer
+//! Past the waiter's capacity (`keeptime::waiter::capacity`; past twice it,
+//! all but a trickle), or while the loop is behind on the sleeps already
+//! fired, a sleep is *coarse*: no timer
 //! with the waiter, `step()` answers 3 and the coroutine awaits the loop's
 //! own timer (as `asyncio.sleep` does) to its deadline, then finishes as
 //! usual: it degrades to the loop's own timer, at its cost. If that timer

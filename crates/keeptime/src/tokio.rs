@@ -48,10 +48,11 @@
 //! * **Under load**: the waiter serves up to its stated capacity
 //!   ([`waiter::capacity`](crate::waiter::capacity), deadlines per second)
 //!   precisely; past it, and while the executor is behind, sleeps are served
-//!   *coarse*: woken at their deadline by a plain OS wait and finished in
-//!   one poll, with no lead, yield or spin, so they degrade toward
-//!   `tokio::time::sleep` (on the µs clock rather than the ms wheel) and
-//!   never cost more than one wake-up each. The learned lead only learns
+//!   *coarse*, and past twice it (counting concurrent sleeps only) all but a
+//!   trickle are: woken after their deadline by a plain OS wait (at most one
+//!   a millisecond for a stream of them, each sleep at most about 1 ms late)
+//!   and finished in one poll, with no lead, yield or spin, so they degrade
+//!   toward `tokio::time::sleep` (which is 1-2 ms late) in latency and cost. The learned lead only learns
 //!   from wake-ups of an idle executor, so a load does not make the next
 //!   sleeps late.
 //! * **Executors**: the futures use only [`std::task::Waker`], so they work on

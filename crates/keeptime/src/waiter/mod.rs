@@ -31,9 +31,12 @@
 //!   waiter and the executors serve precisely: a quarter CPU second divided by
 //!   the measured cost of one precise deadline ([`Capacity`]). Each
 //!   [`SLOT_NS`] of deadlines admits that many precise timers
-//!   ([`Admission`]); the rest are *coarse*: woken at their deadline by a
-//!   plain OS wait, finished in one poll, no lead, no yield, no spin, like the
-//!   runtime's own timer but on the µs clock. While more than
+//!   ([`Admission`]), only a trickle of them ([`TRICKLE_SHARE_PPM`]) while
+//!   more than [`SATURATED_LOAD`] times the capacity is offered by
+//!   concurrent sleeps; the rest are *coarse*: woken after their deadline by
+//!   a plain OS wait (at most one per [`COARSE_PERIOD_NS`] for a stream of
+//!   them, [`plan`]), finished in one poll, no lead, no yield, no spin, like
+//!   the runtime's own timer but on the µs clock. While more than
 //!   [`BEHIND_BACKLOG`] fired timers wait for their task to be polled, new
 //!   timers are coarse too ([`next_step`]'s `behind`).
 //! * **The finish** runs in the task, decided by [`next_step`]: within
