@@ -35,7 +35,7 @@ latency-setup:
 	@command -v cyclictest >/dev/null || { \
 		echo "latency-setup: installing rt-tests (cyclictest)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-tests >/dev/null; }
-	@cyclictest --help 2>&1 | head -n 1
+	@cyclictest --help 2>&1 | sed -n 1p
 
 check-latency: latency-setup
 	$(CARGO) build --release --locked -p keeptime-cli
