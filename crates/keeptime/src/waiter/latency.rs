@@ -2,7 +2,7 @@
 //! latency, the core's margin estimator over "task polled − timer fired".
 
 use super::MAX_LEAD_NS;
-use crate::estimate::bucket_of;
+use crate::estimate::{bucket_of, BUCKETS};
 use crate::MarginEstimator;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -22,9 +22,17 @@ pub const LEAD_SHARE_PPM: u64 = 10_000;
 /// *Capacity*).
 #[derive(Debug)]
 pub struct WakeLatency {
-    est: Mutex<MarginEstimator>,
+    est: Mutex<Model>,
     threads: u64,
     finishing: Arc<AtomicU64>,
+}
+
+/// The estimator and its leads by bucket, computed once per state: every
+/// poll asks for a lead, and the estimator only changes with a sample.
+#[derive(Debug)]
+struct Model {
+    est: MarginEstimator,
+    leads: [Option<u64>; BUCKETS],
 }
 
 impl Default for WakeLatency {
@@ -52,7 +60,10 @@ impl WakeLatency {
     /// ```
     pub fn with_threads(threads: u64) -> Self {
         WakeLatency {
-            est: Mutex::new(MarginEstimator::new()),
+            est: Mutex::new(Model {
+                est: MarginEstimator::new(),
+                leads: [None; BUCKETS],
+            }),
             threads: threads.max(1),
             finishing: Arc::new(AtomicU64::new(0)),
         }
@@ -78,7 +89,7 @@ impl WakeLatency {
         }
     }
 
-    fn est(&self) -> MutexGuard<'_, MarginEstimator> {
+    fn est(&self) -> MutexGuard<'_, Model> {
         self.est.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -86,9 +97,14 @@ impl WakeLatency {
     /// be woken: the margin of bucket `bucket_of(remaining_ns)` at the
     /// default tail target (1 % of wake-ups later), at most [`MAX_LEAD_NS`].
     pub fn lead_ns(&self, remaining_ns: u64) -> u64 {
-        self.est()
-            .margin(bucket_of(remaining_ns), LEAD_SHARE_PPM)
-            .min(MAX_LEAD_NS)
+        let b = bucket_of(remaining_ns);
+        let mut m = self.est();
+        if let Some(lead) = m.leads[b] {
+            return lead;
+        }
+        let lead = m.est.margin(b, LEAD_SHARE_PPM).min(MAX_LEAD_NS);
+        m.leads[b] = Some(lead);
+        lead
     }
 
     /// A timer was armed for a sleep with `remaining_ns` to go: the lead to
@@ -104,14 +120,15 @@ impl WakeLatency {
     /// `latency_ns` after the waiter fired its waker: one sleep of the
     /// estimator (`begin_sleep`, then the overshoot).
     pub fn observe(&self, remaining_ns: u64, latency_ns: u64) {
-        let mut est = self.est();
-        est.begin_sleep();
-        est.observe(remaining_ns, latency_ns);
+        let mut m = self.est();
+        m.est.begin_sleep();
+        m.est.observe(remaining_ns, latency_ns);
+        m.leads = [None; BUCKETS];
     }
 
     /// A copy of the estimator, for inspection.
     pub fn estimator(&self) -> MarginEstimator {
-        self.est().clone()
+        self.est().est.clone()
     }
 }
 
