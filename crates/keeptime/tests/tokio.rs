@@ -132,9 +132,11 @@ fn dropped_sleeps_leave_nothing_armed() {
         assert!(s.is_armed());
     }
     assert_eq!(waiter::stats().pending, before.pending + 100);
+    assert_eq!(waiter::stats().sleeps, before.sleeps + 100);
     drop(sleeps);
     let after = waiter::stats();
     assert_eq!(after.pending, before.pending);
+    assert_eq!(after.sleeps, before.sleeps);
     assert_eq!(after.cancelled, before.cancelled + 100);
     assert!(waiter_parks(), "the waiter kept running with nothing armed");
 
@@ -292,6 +294,7 @@ fn bursts_past_capacity_complete_never_early_and_balance_the_books() {
             assert_eq!(s.pending, 0);
             assert_eq!(s.armed, s.fired + s.cancelled);
             assert_eq!(s.backlog, 0);
+            assert_eq!(s.sleeps, 0, "every completed sleep left the count");
             assert!(s.coarse <= s.armed);
             assert!(waiter::capacity() >= 1);
             assert_eq!(s.capacity_per_s, waiter::capacity());

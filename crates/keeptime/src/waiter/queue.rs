@@ -34,6 +34,11 @@ pub struct WaiterStats {
     pub cancelled: u64,
     /// Fired timers whose task was not polled yet.
     pub backlog: u64,
+    /// Precise waits in progress ([`PreciseWait`](super::PreciseWait)s
+    /// alive: the async sleeps not yet complete or dropped). Their offers
+    /// count toward saturation only while there is more than one
+    /// ([`Admission::offer`]).
+    pub sleeps: u64,
     /// The stated capacity: deadlines per second served precisely ([`capacity`]).
     pub capacity_per_s: u64,
     /// The learned cost of one precise deadline, ns.
@@ -310,6 +315,7 @@ pub fn stats() -> WaiterStats {
         fired: q.fired,
         cancelled: q.cancelled,
         backlog: core.backlog.load(Ordering::Relaxed),
+        sleeps: core.sleeps.load(Ordering::Relaxed),
         capacity_per_s: cap.per_second(),
         cost_ns: cap.cost_ns(),
     }
