@@ -177,11 +177,12 @@ impl Admission {
 
     /// Offers, at the clock reading `now_ns`, a deadline that asks to be
     /// woken `lead_ns` early: counts the offer in the slot of `now_ns` if it
-    /// is `concurrent` (made while other sleeps are in progress: a lone
-    /// sleeper's own rate never saturates the waiter), then admits a precise
-    /// timer if the lead is not zero and the deadline's slot holds fewer
-    /// than its limit (the trickle while [`saturated`](Self::saturated),
-    /// else [`Capacity::per_slot_at`]). Returns whether it admitted one.
+    /// is `concurrent` (made while other sleeps are in progress), then
+    /// admits a precise timer if the lead is not zero and the deadline's
+    /// slot holds fewer than its limit: none for a lone offer (a lone
+    /// sleeper is always precise and never saturates the waiter), else the
+    /// trickle while [`saturated`](Self::saturated), else
+    /// [`Capacity::per_slot_at`]. Returns whether it admitted one.
     pub fn offer(
         &mut self,
         now_ns: u64,
@@ -197,7 +198,11 @@ impl Admission {
             return false;
         }
         let slot = deadline_ns / SLOT_NS;
-        let limit = if self.saturated(now_ns, capacity) {
+        let limit = if !concurrent {
+            // A lone sleeper: its CPU is its own rate's; the capacity
+            // governs the sleeps that compete.
+            u64::MAX
+        } else if self.saturated(now_ns, capacity) {
             capacity.trickle_per_slot_at(slot)
         } else {
             capacity.per_slot_at(slot)
