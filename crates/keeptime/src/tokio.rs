@@ -52,7 +52,9 @@
 //!   trickle are: woken after their deadline by a plain OS wait (at most one
 //!   a millisecond for a stream of them, each sleep at most about 1 ms late)
 //!   and finished in one poll, with no lead, yield or spin, so they degrade
-//!   toward `tokio::time::sleep` (which is 1-2 ms late) in latency and cost. The learned lead only learns
+//!   toward `tokio::time::sleep` (which is 1-2 ms late) in latency and cost.
+//!   A lone sleeper (no other precise sleep in progress) is always served
+//!   precisely, whatever its rate. The learned lead only learns
 //!   from wake-ups of an idle executor, so a load does not make the next
 //!   sleeps late.
 //! * **Executors**: the futures use only [`std::task::Waker`], so they work on
