@@ -36,9 +36,10 @@
 //!   concurrent sleeps; the rest are *coarse*: woken after their deadline by
 //!   a plain OS wait (at most one per [`COARSE_PERIOD_NS`] for a stream of
 //!   them, [`plan`]), finished in one poll, no lead, no yield, no spin, like
-//!   the runtime's own timer but on the µs clock. While more than
-//!   [`BEHIND_BACKLOG`] fired timers wait for their task to be polled, new
-//!   timers are coarse too ([`next_step`]'s `behind`).
+//!   the runtime's own timer but on the µs clock. A lone sleeper (no other
+//!   precise wait in progress, no timer armed) is always admitted. While
+//!   more than [`BEHIND_BACKLOG`] fired timers wait for their task to be
+//!   polled, new timers are coarse too ([`next_step`]'s `behind`).
 //! * **The finish** runs in the task, decided by [`next_step`]: within
 //!   [`FINISH_SPIN_NS`] of the deadline it spins (the longest a precise sleep
 //!   holds an executor thread in one poll); otherwise it wakes itself and
