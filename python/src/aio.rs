@@ -301,3 +301,10 @@ pub fn _waiter_capacity() -> (u64, u64, u64, u64) {
     let s = keeptime::waiter::stats();
     (s.capacity_per_s, s.cost_ns, s.armed, s.coarse)
 }
+
+/// Precise deadlines the process-wide waiter admitted since the process
+/// started (precise timers armed, and finishes begun with a yield).
+#[pyfunction]
+pub fn _waiter_precise() -> u64 {
+    keeptime::waiter::stats().precise
+}

@@ -43,5 +43,6 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(aio::_async_deadline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_waiter_state, m)?)?;
     m.add_function(wrap_pyfunction!(aio::_waiter_capacity, m)?)?;
+    m.add_function(wrap_pyfunction!(aio::_waiter_precise, m)?)?;
     Ok(())
 }

@@ -16,7 +16,9 @@
 //! ÷ wall time over the cell (the waiter thread and every runtime thread
 //! count). Capacity = `keeptime::waiter::capacity()` after the cell: the
 //! deadlines per second the waiter states it serves precisely; a load row's
-//! rate is the deadlines per second it asks for. Methods take turns so slow
+//! rate is the deadlines per second it asks for. Precise = the waiter's
+//! precise admissions during the cell ÷ its sleeps (`WaiterStats::precise`;
+//! the rest were served coarse). Methods take turns so slow
 //! drifts of the machine hit all alike.
 //!
 //! Load rows (multi-thread runtime, 2 workers):
@@ -83,6 +85,8 @@ struct Cell {
     errors: Vec<i64>,
     cpu_ns: u64,
     wall_ns: u64,
+    /// Precise deadlines the waiter admitted meanwhile.
+    precise: u64,
 }
 
 impl Cell {
@@ -90,11 +94,13 @@ impl Cell {
         self.errors.extend(other.errors);
         self.cpu_ns += other.cpu_ns;
         self.wall_ns += other.wall_ns;
+        self.precise += other.precise;
     }
 }
 
 /// Runs `f`, timing its wall and process CPU.
 fn measured(f: impl FnOnce() -> Vec<i64>) -> Cell {
+    let precise0 = keeptime::waiter::stats().precise;
     let cpu0 = process_cpu_ns();
     let wall0 = Instant::now();
     let errors = f();
@@ -102,6 +108,7 @@ fn measured(f: impl FnOnce() -> Vec<i64>) -> Cell {
         errors,
         cpu_ns: process_cpu_ns() - cpu0,
         wall_ns: wall0.elapsed().as_nanos() as u64,
+        precise: keeptime::waiter::stats().precise - precise0,
     }
 }
 
@@ -216,6 +223,8 @@ struct Summary {
     cpu: f64,
     capacity: u64,
     n: usize,
+    /// Precise deadlines admitted per sleep (a re-armed timer counts twice).
+    precise: f64,
 }
 
 fn summarize(mut c: Cell) -> Summary {
@@ -230,17 +239,24 @@ fn summarize(mut c: Cell) -> Summary {
         cpu: 100.0 * c.cpu_ns as f64 / c.wall_ns.max(1) as f64,
         capacity: keeptime::waiter::capacity(),
         n: e.len(),
+        precise: c.precise as f64 / e.len().max(1) as f64,
     }
 }
 
 fn header(first: &str) {
-    println!("| {first} | method | samples | p50 error | p99 error | max error | early | process CPU | capacity /s |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| {first} | method | samples | p50 error | p99 error | max error | early | process CPU | precise | capacity /s |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 }
 
 fn print_row(label: &str, m: Method, s: &Summary) {
+    // Only keeptime's async sleeps go through the waiter's admission.
+    let precise = if m == Method::Keeptime {
+        format!("{:.1} %", 100.0 * s.precise.min(1.0))
+    } else {
+        "—".to_string()
+    };
     println!(
-        "| {} | {} | {} | {} | {} | {} | {} | {:.1} % | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} | {:.1} % | {} | {} |",
         label,
         m.name(),
         s.n,
@@ -249,6 +265,7 @@ fn print_row(label: &str, m: Method, s: &Summary) {
         fmt_ns(s.max),
         s.early,
         s.cpu,
+        precise,
         s.capacity,
     );
 }

@@ -23,6 +23,10 @@ pub struct WaiterStats {
     pub idle: bool,
     /// Timers armed since the process started.
     pub armed: u64,
+    /// Precise deadlines admitted since the process started: precise timers
+    /// armed, and finishes that began with a yield ([`Admission::offer`]
+    /// answered yes).
+    pub precise: u64,
     /// Coarse decisions since the process started (past the capacity, or
     /// while behind): timers armed coarse, and waits a caller serves with
     /// its own timer instead (asyncio's coarse path, which arms no timer),
@@ -71,6 +75,7 @@ pub(super) struct Queue {
     pub(super) next_id: u64,
     pub(super) armed: u64,
     pub(super) coarse_armed: u64,
+    pub(super) precise_admitted: u64,
     pub(super) fired: u64,
     pub(super) cancelled: u64,
 }
@@ -130,7 +135,9 @@ pub(super) fn admit(deadline_ns: u64, lead_ns: u64) -> bool {
     let precise = q
         .admission
         .offer(now, deadline_ns, lead_ns, concurrent, &capacity);
-    if !precise {
+    if precise {
+        q.precise_admitted += 1;
+    } else {
         q.coarse_armed += 1;
     }
     precise
@@ -311,6 +318,7 @@ pub fn stats() -> WaiterStats {
         pending: q.precise.len() + q.coarse.len(),
         idle: q.idle,
         armed: q.armed,
+        precise: q.precise_admitted,
         coarse: q.coarse_armed,
         fired: q.fired,
         cancelled: q.cancelled,
