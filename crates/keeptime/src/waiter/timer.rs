@@ -87,7 +87,7 @@ impl Timer {
     /// deadline's slot admits one more ([`Admission`](super::Admission), [`Capacity::per_slot_at`](super::Capacity::per_slot_at)),
     /// else (or with a zero lead) a coarse one at `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
-        if admit(deadline_ns, lead_ns) {
+        if admit(deadline_ns, lead_ns, false) {
             Timer::insert(
                 deadline_ns.saturating_sub(lead_ns),
                 deadline_ns,
@@ -461,7 +461,7 @@ impl PreciseWait {
                         // the caller's coarse wait, or first polled within
                         // the lead) is a precise deadline too: offered to
                         // its slot, and charged its finish if admitted.
-                        if !admit(self.deadline_ns, lead) {
+                        if !admit(self.deadline_ns, lead, true) {
                             return self.arm(false, 0, remaining, waker);
                         }
                         self.finish = Some(Finish {
@@ -480,7 +480,7 @@ impl PreciseWait {
                         latency.arm(remaining)
                     };
                     self.timer = None;
-                    let precise = admit(self.deadline_ns, lead);
+                    let precise = admit(self.deadline_ns, lead, true);
                     return self.arm(precise, lead, remaining, waker);
                 }
             }
