@@ -122,17 +122,23 @@ impl Capacity {
     /// [`SATURATED_LOAD`] times the slot's share of the capacity:
     /// `offers · cost_ns > SATURATED_LOAD · CAPACITY_SHARE_PPM · SLOT_NS / 10⁶`.
     pub fn saturated_by(&self, offers: u64) -> bool {
-        let share = u128::from(CAPACITY_SHARE_PPM) * u128::from(SLOT_NS) / 1_000_000;
-        u128::from(offers) * u128::from(self.cost_ns) > u128::from(SATURATED_LOAD) * share
+        u128::from(offers) * u128::from(self.cost_ns)
+            > u128::from(SATURATED_LOAD) * slot_cpu_ns(CAPACITY_SHARE_PPM)
     }
 
     fn share_of_slot(&self, slot: u64, share_ppm: u64) -> u64 {
-        let num = u128::from(share_ppm) * u128::from(SLOT_NS) / 1_000_000;
+        let num = slot_cpu_ns(share_ppm);
         let den = u128::from(self.cost_ns.max(1));
         let upto = |k: u128| k * num / den;
         let s = u128::from(slot);
         (upto(s + 1) - upto(s)) as u64
     }
+}
+
+/// CPU time (ns) a share of one CPU (ppm) amounts to over one [`SLOT_NS`]
+/// slot: `share_ppm · SLOT_NS / 10⁶`.
+fn slot_cpu_ns(share_ppm: u64) -> u128 {
+    u128::from(share_ppm) * u128::from(SLOT_NS) / 1_000_000
 }
 
 /// Which deadlines are served precisely: at most a slot's limit of precise

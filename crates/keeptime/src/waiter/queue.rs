@@ -123,19 +123,19 @@ pub fn capacity() -> u64 {
 
 /// Admits a precise timer for `deadline_ns` woken `lead_ns` early, if the
 /// lead is not zero and the deadline's slot has room ([`Admission`]);
-/// otherwise counts a coarse one. `from_wait`: the caller is a
-/// [`PreciseWait`](super::PreciseWait), itself counted in `sleeps`.
-pub(super) fn admit(deadline_ns: u64, lead_ns: u64, from_wait: bool) -> bool {
+/// otherwise counts a coarse one, as offered at the caller's clock reading
+/// `now_ns`. `from_wait`: the caller is a [`PreciseWait`](super::PreciseWait),
+/// itself counted in `sleeps`.
+pub(super) fn admit(now_ns: u64, deadline_ns: u64, lead_ns: u64, from_wait: bool) -> bool {
     let core = core();
     let capacity = *core.capacity();
     let mut q = core.lock();
-    let now = crate::os::monotonic_ns();
     // Other sleeps in progress: another precise wait, or an armed timer.
     let others = core.sleeps.load(Ordering::Relaxed) > u64::from(from_wait);
     let concurrent = others || !q.precise.is_empty() || !q.coarse.is_empty();
     let precise = q
         .admission
-        .offer(now, deadline_ns, lead_ns, concurrent, &capacity);
+        .offer(now_ns, deadline_ns, lead_ns, concurrent, &capacity);
     if precise {
         q.precise_admitted += 1;
     } else {

@@ -87,7 +87,14 @@ impl Timer {
     /// deadline's slot admits one more ([`Admission`](super::Admission), [`Capacity::per_slot_at`](super::Capacity::per_slot_at)),
     /// else (or with a zero lead) a coarse one at `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
-        if admit(deadline_ns, lead_ns, false) {
+        let precise = admit(crate::os::monotonic_ns(), deadline_ns, lead_ns, false);
+        Timer::admitted(deadline_ns, lead_ns, precise, waker)
+    }
+
+    /// The timer an admission decided for a sleep until `deadline_ns`:
+    /// precise, at `deadline_ns − lead_ns`, or coarse, at `deadline_ns`.
+    fn admitted(deadline_ns: u64, lead_ns: u64, precise: bool, waker: &Waker) -> Timer {
+        if precise {
             Timer::insert(
                 deadline_ns.saturating_sub(lead_ns),
                 deadline_ns,
@@ -282,6 +289,17 @@ struct Finish {
 }
 
 impl Finish {
+    /// A finish beginning with the poll that started at `start_ns`, after a
+    /// waiter cost of `fire_cost_ns` (0 when no timer fired for it).
+    fn begin(fire_cost_ns: u64, start_ns: u64, latency: &WakeLatency) -> Finish {
+        Finish {
+            fire_cost_ns,
+            last_ns: start_ns,
+            charged_ns: 0,
+            count: latency.begin_finish(),
+        }
+    }
+
     /// The stretch from the latest poll's start to `now_ns`, charged.
     fn charge_to(&mut self, now_ns: u64) {
         let share = self.count.share(now_ns.saturating_sub(self.last_ns));
@@ -407,12 +425,7 @@ impl PreciseWait {
                                 latency.observe(self.armed_remaining_ns, now.saturating_sub(fired));
                             }
                             if t.is_precise() {
-                                self.finish = Some(Finish {
-                                    fire_cost_ns: fire_cost,
-                                    last_ns: start,
-                                    charged_ns: 0,
-                                    count: latency.begin_finish(),
-                                });
+                                self.finish = Some(Finish::begin(fire_cost, start, latency));
                             }
                         }
                         TimerState::Fired {
@@ -461,15 +474,10 @@ impl PreciseWait {
                         // the caller's coarse wait, or first polled within
                         // the lead) is a precise deadline too: offered to
                         // its slot, and charged its finish if admitted.
-                        if !admit(self.deadline_ns, lead, true) {
+                        if !admit(now, self.deadline_ns, lead, true) {
                             return self.arm(false, 0, remaining, waker);
                         }
-                        self.finish = Some(Finish {
-                            fire_cost_ns: 0,
-                            last_ns: start,
-                            charged_ns: 0,
-                            count: latency.begin_finish(),
-                        });
+                        self.finish = Some(Finish::begin(0, start, latency));
                     }
                     return Progress::Pending(step);
                 }
@@ -480,7 +488,7 @@ impl PreciseWait {
                         latency.arm(remaining)
                     };
                     self.timer = None;
-                    let precise = admit(self.deadline_ns, lead, true);
+                    let precise = admit(now, self.deadline_ns, lead, true);
                     return self.arm(precise, lead, remaining, waker);
                 }
             }
@@ -499,16 +507,7 @@ impl PreciseWait {
                 return Progress::Pending(Step::Arm { lead_ns: 0 });
             }
         }
-        let timer = if precise {
-            Timer::insert(
-                self.deadline_ns.saturating_sub(lead),
-                self.deadline_ns,
-                true,
-                waker,
-            )
-        } else {
-            Timer::insert(self.deadline_ns, self.deadline_ns, false, waker)
-        };
+        let timer = Timer::admitted(self.deadline_ns, lead, precise, waker);
         self.armed_lead_ns = timer.lead_ns();
         self.timer = Some(timer);
         Progress::Pending(Step::Arm {
