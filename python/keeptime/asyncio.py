@@ -31,8 +31,9 @@ Under load: the waiter serves precisely up to its stated capacity,
 precise deadline costs the waiter and the loop). Past it, and while the loop
 is behind on the sleeps already woken, a sleep is *coarse*; past twice it
 (counting concurrent sleeps only), all but a trickle of 0.8 % of a CPU are.
-A lone sleeper (no other sleep in progress) is always served precisely. A coarse sleep awaits the
-loop's own timer (as ``asyncio.sleep`` does) to its deadline and finishes in
+A lone sleeper (no other sleep in progress) is always served precisely. A
+coarse sleep awaits the loop's own timer (as ``asyncio.sleep`` does) to its
+deadline and finishes in
 the next step, with no lead, no yield and no spin, so it degrades to what
 ``asyncio.sleep`` does, at its cost, and is still never early. A loop timer
 that returns before the deadline (uvloop's clock is in whole milliseconds)
