@@ -11,7 +11,9 @@
 //! * **Replays** (deterministic, any machine): every `*.csv.gz` trace in the
 //!   shared traces directory (the arguments, else `KEEPTIME_TRACES`, else
 //!   `../shared/traces` beside the repository; skipped with a message when
-//!   absent) and in `crates/keeptime/tests/data`. A fresh sleeper sleeps on
+//!   absent; a relative path is read from `crates/keeptime`, where cargo
+//!   runs benches, and `make bench-convergence` passes an absolute one) and
+//!   in `crates/keeptime/tests/data`. A fresh sleeper sleeps on
 //!   a `TracePlatform` replaying the trace; the oracle is
 //!   `keeptime::trace::Oracle` on the same trace (40 000 draws). Then **from
 //!   a profile**: the trace is split in two, its first round (the first half
@@ -586,7 +588,19 @@ fn main() {
     for dir in dirs {
         let traces = traces_in(&dir);
         if traces.is_empty() {
-            println!("no traces in {} (absent or empty): skipped", dir.display());
+            // cargo runs a bench from its package's directory: a relative
+            // KEEPTIME_TRACES is read from there, not from where it was typed.
+            let seen_as = if dir.is_relative() {
+                std::env::current_dir()
+                    .map(|cwd| format!(", read as {}", cwd.join(&dir).display()))
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            println!(
+                "no traces in {}{seen_as} (absent or empty): skipped",
+                dir.display()
+            );
         }
         for t in traces {
             let bytes = std::fs::read(&t).unwrap_or_default();
