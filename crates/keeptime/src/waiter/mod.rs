@@ -92,7 +92,8 @@ pub const COARSE_SLACK_NS: u64 = 250_000;
 pub const COARSE_PERIOD_NS: u64 = 1_000_000;
 
 /// Deadlines are admitted as precise per slot of this length
-/// ([`Admission`]): [`Capacity::per_slot_at`] of them per slot.
+/// ([`Admission`]): [`Capacity::per_slot_at`] of them per slot, or
+/// [`Capacity::trickle_per_slot_at`] while the waiter is saturated.
 pub const SLOT_NS: u64 = 1_000_000;
 
 /// More fired timers than this whose tasks were not polled yet: the executor

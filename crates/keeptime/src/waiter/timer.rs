@@ -84,8 +84,11 @@ impl Timer {
 
     /// Arms a timer for a sleep until `deadline_ns` that wants to be woken
     /// `lead_ns` before it: a precise timer at `deadline_ns − lead_ns` if the
-    /// deadline's slot admits one more ([`Admission`](super::Admission), [`Capacity::per_slot_at`](super::Capacity::per_slot_at)),
-    /// else (or with a zero lead) a coarse one at `deadline_ns`.
+    /// admission takes it ([`Admission::offer`](super::Admission::offer): the
+    /// slot's share of the capacity, the trickle while the waiter is
+    /// saturated, always for a lone sleeper; any [`PreciseWait`] alive counts
+    /// as another sleep), else (or with a zero lead) a coarse one at
+    /// `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
         let precise = admit(crate::os::monotonic_ns(), deadline_ns, lead_ns, false);
         Timer::admitted(deadline_ns, lead_ns, precise, waker)
