@@ -22,7 +22,7 @@ pub const LEAD_SHARE_PPM: u64 = 10_000;
 /// *Capacity*).
 #[derive(Debug)]
 pub struct WakeLatency {
-    est: Mutex<Model>,
+    model: Mutex<Model>,
     threads: u64,
     finishing: Arc<AtomicU64>,
 }
@@ -60,7 +60,7 @@ impl WakeLatency {
     /// ```
     pub fn with_threads(threads: u64) -> Self {
         WakeLatency {
-            est: Mutex::new(Model {
+            model: Mutex::new(Model {
                 est: MarginEstimator::new(),
                 leads: [None; BUCKETS],
             }),
@@ -89,8 +89,8 @@ impl WakeLatency {
         }
     }
 
-    fn est(&self) -> MutexGuard<'_, Model> {
-        self.est.lock().unwrap_or_else(PoisonError::into_inner)
+    fn model(&self) -> MutexGuard<'_, Model> {
+        self.model.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How long before its deadline a sleep with `remaining_ns` to go should
@@ -98,7 +98,7 @@ impl WakeLatency {
     /// default tail target (1 % of wake-ups later), at most [`MAX_LEAD_NS`].
     pub fn lead_ns(&self, remaining_ns: u64) -> u64 {
         let b = bucket_of(remaining_ns);
-        let mut m = self.est();
+        let mut m = self.model();
         if let Some(lead) = m.leads[b] {
             return lead;
         }
@@ -120,7 +120,7 @@ impl WakeLatency {
     /// `latency_ns` after the waiter fired its waker: one sleep of the
     /// estimator (`begin_sleep`, then the overshoot).
     pub fn observe(&self, remaining_ns: u64, latency_ns: u64) {
-        let mut m = self.est();
+        let mut m = self.model();
         m.est.begin_sleep();
         m.est.observe(remaining_ns, latency_ns);
         m.leads = [None; BUCKETS];
@@ -128,7 +128,7 @@ impl WakeLatency {
 
     /// A copy of the estimator, for inspection.
     pub fn estimator(&self) -> MarginEstimator {
-        self.est().est.clone()
+        self.model().est.clone()
     }
 }
 
