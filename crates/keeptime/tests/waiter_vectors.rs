@@ -59,6 +59,7 @@ fn the_constants_are_the_specs() {
         ("CAPACITY_SHARE_PPM", CAPACITY_SHARE_PPM),
         ("LEAD_SHARE_PPM", LEAD_SHARE_PPM),
         ("SATURATED_LOAD", SATURATED_LOAD),
+        ("SATURATION_SLOTS", SATURATION_SLOTS),
         ("TRICKLE_SHARE_PPM", TRICKLE_SHARE_PPM),
     ] {
         assert_eq!(u(c, name), value, "{name}");
@@ -211,6 +212,11 @@ fn admission_sequences() {
                     offers[1].as_u64().expect("current"),
                 );
                 assert_eq!(a.offers_at(now), want, "{name}, op {i}: offers_at");
+                assert_eq!(
+                    a.recent_offers(now),
+                    u(op, "recent"),
+                    "{name}, op {i}: recent_offers"
+                );
                 assert_eq!(
                     a.saturated(now, &cap),
                     b(op, "saturated"),

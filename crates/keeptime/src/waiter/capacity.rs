@@ -3,8 +3,8 @@
 //! ([`Capacity`]) and the per-slot count of precise timers ([`Admission`]).
 
 use super::{
-    CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SATURATED_LOAD, SLOT_NS,
-    TRICKLE_SHARE_PPM,
+    CAPACITY_SHARE_PPM, DEFAULT_COST_NS, MAX_COST_NS, MIN_COST_NS, SATURATED_LOAD,
+    SATURATION_SLOTS, SLOT_NS, TRICKLE_SHARE_PPM,
 };
 use std::collections::BTreeMap;
 
@@ -122,8 +122,16 @@ impl Capacity {
     /// [`SATURATED_LOAD`] times the slot's share of the capacity:
     /// `offers · cost_ns > SATURATED_LOAD · CAPACITY_SHARE_PPM · SLOT_NS / 10⁶`.
     pub fn saturated_by(&self, offers: u64) -> bool {
+        self.saturated_over(offers, 1)
+    }
+
+    /// Whether `offers` deadlines offered to `slots` slots together are more
+    /// than [`SATURATED_LOAD`] times their share of the capacity:
+    /// `offers · cost_ns > slots · SATURATED_LOAD · CAPACITY_SHARE_PPM ·
+    /// SLOT_NS / 10⁶`.
+    pub fn saturated_over(&self, offers: u64, slots: u64) -> bool {
         u128::from(offers) * u128::from(self.cost_ns)
-            > u128::from(SATURATED_LOAD) * slot_cpu_ns(CAPACITY_SHARE_PPM)
+            > u128::from(slots) * u128::from(SATURATED_LOAD) * slot_cpu_ns(CAPACITY_SHARE_PPM)
     }
 
     fn share_of_slot(&self, slot: u64, share_ppm: u64) -> u64 {
@@ -147,7 +155,8 @@ fn slot_cpu_ns(share_ppm: u64) -> u128 {
 /// [`Capacity::per_slot_at`], or [`Capacity::trickle_per_slot_at`] while the
 /// waiter is saturated: more than [`SATURATED_LOAD`] times a slot's share of
 /// the capacity offered concurrently (while other sleeps are in progress) in
-/// the previous slot of arm time or so far in the current one
+/// the previous slot of arm time or so far in the current one, or on average
+/// over the [`SATURATION_SLOTS`] slots before the current one
 /// ([`offer`](Self::offer), `spec/waiter.md`).
 ///
 /// ```
@@ -168,12 +177,17 @@ fn slot_cpu_ns(share_ppm: u64) -> u128 {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Admission {
     slots: BTreeMap<u64, u64>,
-    /// The slot of arm time of the latest offer, its offers, and the offers
-    /// of the slot before it.
+    /// The slot of arm time of the latest offer.
     arm_slot: u64,
-    offers: u64,
-    offers_before: u64,
+    /// Offers counted per slot of arm time, as (slot, offers), for the
+    /// latest offer's slot and the [`SATURATION_SLOTS`] before it: the entry
+    /// at `slot % (SATURATION_SLOTS + 1)`, stale when it names another slot.
+    offers: [(u64, u64); OFFER_SLOTS],
 }
+
+/// The slots of arm time whose offers are remembered: the current one and
+/// the [`SATURATION_SLOTS`] before it.
+const OFFER_SLOTS: usize = SATURATION_SLOTS as usize + 1;
 
 impl Admission {
     /// No deadline admitted.
@@ -217,42 +231,62 @@ impl Admission {
     }
 
     fn count_offer(&mut self, now_ns: u64) {
-        let j = now_ns / SLOT_NS;
-        if j > self.arm_slot {
-            self.offers_before = if j == self.arm_slot + 1 {
-                self.offers
-            } else {
-                0
-            };
-            self.arm_slot = j;
-            self.offers = 0;
-        }
         // A reading in an earlier slot (another thread's, read before the
         // latest offer's) counts in the latest slot.
-        self.offers = self.offers.saturating_add(1);
+        self.arm_slot = self.arm_slot.max(now_ns / SLOT_NS);
+        let j = self.arm_slot;
+        let entry = &mut self.offers[(j % OFFER_SLOTS as u64) as usize];
+        if entry.0 != j {
+            *entry = (j, 0);
+        }
+        entry.1 = entry.1.saturating_add(1);
+    }
+
+    /// Offers counted in slot `slot` of arm time (0 for a slot no longer
+    /// remembered).
+    fn offers_in(&self, slot: u64) -> u64 {
+        match self.offers[(slot % OFFER_SLOTS as u64) as usize] {
+            (s, n) if s == slot => n,
+            _ => 0,
+        }
+    }
+
+    /// The slot of arm time a query at `now_ns` is answered for: its own,
+    /// or the latest offer's if that is later.
+    fn query_slot(&self, now_ns: u64) -> u64 {
+        self.arm_slot.max(now_ns / SLOT_NS)
     }
 
     /// Offers counted in the slot of `now_ns` and in the one before it
     /// (`(before, current)`; both 0 for slots after the latest offer's but
-    /// one, `current` 0 for the slot right after it).
+    /// one, `current` 0 for the slot right after it; a reading in a slot
+    /// before the latest offer's is answered for the latest offer's).
     pub fn offers_at(&self, now_ns: u64) -> (u64, u64) {
-        let j = now_ns / SLOT_NS;
-        if j <= self.arm_slot {
-            (self.offers_before, self.offers)
-        } else if j == self.arm_slot + 1 {
-            (self.offers, 0)
-        } else {
-            (0, 0)
-        }
+        let j = self.query_slot(now_ns);
+        let before = j.checked_sub(1).map_or(0, |i| self.offers_in(i));
+        (before, self.offers_in(j))
+    }
+
+    /// Offers counted in the [`SATURATION_SLOTS`] slots before the slot of
+    /// `now_ns` (read as in [`offers_at`](Self::offers_at)), summed.
+    pub fn recent_offers(&self, now_ns: u64) -> u64 {
+        let j = self.query_slot(now_ns);
+        (1..=SATURATION_SLOTS)
+            .filter_map(|back| j.checked_sub(back))
+            .map(|i| self.offers_in(i))
+            .fold(0, u64::saturating_add)
     }
 
     /// Whether the waiter is saturated at `now_ns`: more than
     /// [`SATURATED_LOAD`] times a slot's share of `capacity` offered in the
     /// slot of `now_ns` so far or in the one before it
-    /// ([`Capacity::saturated_by`]).
+    /// ([`Capacity::saturated_by`]), or on average over the
+    /// [`SATURATION_SLOTS`] slots before it ([`recent_offers`](Self::recent_offers),
+    /// [`Capacity::saturated_over`]).
     pub fn saturated(&self, now_ns: u64, capacity: &Capacity) -> bool {
         let (before, current) = self.offers_at(now_ns);
         capacity.saturated_by(before.max(current))
+            || capacity.saturated_over(self.recent_offers(now_ns), SATURATION_SLOTS)
     }
 
     /// Admits a precise timer for `deadline_ns` if its slot holds fewer than

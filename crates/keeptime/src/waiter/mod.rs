@@ -126,6 +126,13 @@ pub const CAPACITY_SHARE_PPM: u64 = 250_000;
 /// precise timers are then admitted only at the trickle's share.
 pub const SATURATED_LOAD: u64 = 2;
 
+/// The waiter is also saturated while more than [`SATURATED_LOAD`] times a
+/// slot's share of the capacity was offered on average over this many slots
+/// of arm time before the current one ([`Admission::saturated`]): coarse
+/// timers are re-armed in batches about a slot apart, so one slot can hold a
+/// whole batch and the next a lone straggler or nothing.
+pub const SATURATION_SLOTS: u64 = 4;
+
 /// The share of one CPU (ppm) the precise deadlines of saturated slots may
 /// use ([`Capacity::trickle_per_slot_at`]): enough to keep the cost measured
 /// while a heavy load is served coarse, so that the capacity can recover.
