@@ -9,9 +9,12 @@ is installed), alone and under load, in one run, methods interleaved:
 * *burst*: 1,000 tasks, each sleeping until its own deadline, the deadlines
   5 µs apart; two rounds of each method on the same loop;
 * *tick*: 10, 100 and 1,000 tasks, each ticking at 1 kHz (deadline
-  ``start + phase + k·1 ms``, phases spread over the period) for 2 s × scale;
-* *crowd*: 1,000 tasks, each sleeping 10 ms five times, deadlines spread over
-  one period.
+  ``start + phase + k·1 ms``, phases spread over the period) for 2 s × scale,
+  in two rounds of half that per method (the loop's timer, keeptime,
+  keeptime, the loop's timer);
+* *crowd*: 1,000 tasks, each sleeping 10 ms six times, deadlines spread over
+  one period, in two rounds of three per method, taking turns as the ticks
+  do.
 
 One sample's error is the task's own first ``time.monotonic_ns()`` reading
 after its ``await`` returns − the deadline; a reading before the deadline is
@@ -291,6 +294,18 @@ def _verdict(label: str, rate: int, t: Summary, k: Summary) -> Verdict:
     )
 
 
+def _interleaved(round_of: Callable[[SleepUntil], Cell]) -> List[Summary]:
+    """Two rounds of a load row, ``round_of(until)`` for each method of
+    ``SLEEPS`` in turn, the second round in the opposite order (A B B A), so
+    that a drift of the machine within the row hits both alike; each method's
+    rounds pooled."""
+    cells = [Cell() for _ in SLEEPS]
+    for order in ((0, 1), (1, 0)):
+        for i in order:
+            cells[i].add(round_of(SLEEPS[i][1]))
+    return [summarize(c) for c in cells]
+
+
 def _run(lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: Callable[[str], None]) -> None:
     emit(
         f"keeptime bench-async (Python {platform.python_version()}): loops {', '.join(n for n, _ in lps)}; "
@@ -337,24 +352,27 @@ def _run(lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: C
             verdicts.append(_verdict(f"{name} burst round {rnd}", burst_rate, sums[0], sums[1]))
 
     length_ns = max(250_000_000, int(2_000_000_000 * scale))
-    emit(f"\n## tick: tasks each ticking at 1 kHz for {length_ns / 1e9:.2f} s\n\n")
+    emit(
+        f"\n## tick: tasks each ticking at 1 kHz for {length_ns / 1e9:.2f} s "
+        f"(two rounds of {length_ns / 2e9:.2f} s per method, taking turns)\n\n"
+    )
     emit(_head(("loop", "tasks")))
     for name, loop in lps:
         for n in TICK_TASKS:
-            sums = [summarize(_tick(loop, until, n, length_ns)) for _, until in SLEEPS]
+            sums = _interleaved(functools.partial(_tick, loop, n=n, length_ns=length_ns // 2))
             for (label, _), s in zip(SLEEPS, sums):
                 emit(_row((name, str(n)), label, s))
             verdicts.append(_verdict(f"{name} tick {n} tasks", n * 1_000, sums[0], sums[1]))
 
     d = 10_000_000
-    per_task = max(2, int(5 * scale))
+    per_round = max(2, int(3 * scale))
     emit(
-        f"\n## crowd: 1,000 tasks, each sleeping {_format.duration(d)} {per_task} times "
-        "(deadlines spread over one period)\n\n"
+        f"\n## crowd: 1,000 tasks, each sleeping {_format.duration(d)} {2 * per_round} times "
+        f"(deadlines spread over one period; two rounds of {per_round} per method, taking turns)\n\n"
     )
     emit(_head(("loop",)))
     for name, loop in lps:
-        sums = [summarize(_crowd(loop, until, d, per_task)) for _, until in SLEEPS]
+        sums = _interleaved(functools.partial(_crowd, loop, d=d, per_task=per_round))
         for (label, _), s in zip(SLEEPS, sums):
             emit(_row((name,), label, s))
         verdicts.append(_verdict(f"{name} crowd", 1000 * 1_000_000_000 // d, sums[0], sums[1]))

@@ -25,9 +25,11 @@
 //! * *burst*: 1,000 tasks, each sleeping until its own deadline, the
 //!   deadlines 3 µs apart; two rounds of each method in the same process;
 //! * *tick*: 10, 100 and 1,000 tasks, each ticking at 1 kHz (deadline
-//!   `start + phase + k·1 ms`, phases spread over the period) for 2 s;
+//!   `start + phase + k·1 ms`, phases spread over the period) for 2 s, in two
+//!   rounds of 1 s per method (tokio, keeptime, keeptime, tokio);
 //! * *crowd*: 1,000 tasks each sleeping 10 ms ten times, deadlines spread
-//!   over one period (current-thread and multi-thread).
+//!   over one period (current-thread and multi-thread), in two rounds of
+//!   five per method, taking turns as the ticks do.
 
 use keeptime::os::process_cpu_ns;
 use keeptime::stats::nearest_rank;
@@ -171,6 +173,19 @@ fn burst(method: Method, rt: &Runtime, gap: Duration) -> Cell {
         rt,
         (0..1_000u32).map(|i| vec![start + gap * i]).collect(),
     )
+}
+
+/// Two rounds of a load row, `round(method)` for each method in turn, the
+/// second round in the opposite order (A B B A), so that a drift of the
+/// machine within the row hits both alike; each method's rounds pooled.
+fn interleaved(methods: [Method; 2], mut round: impl FnMut(Method) -> Cell) -> Vec<Summary> {
+    let mut cells = [Cell::default(), Cell::default()];
+    for order in [[0, 1], [1, 0]] {
+        for i in order {
+            cells[i].add(round(methods[i]));
+        }
+    }
+    cells.into_iter().map(summarize).collect()
 }
 
 /// `n` tasks ticking every `period` for `length`, phases spread over one period.
@@ -397,15 +412,13 @@ fn main() {
     let period = Duration::from_millis(1);
     let length = Duration::from_secs_f64((2.0 * scale).max(0.25));
     println!(
-        "\n## tick: tasks each ticking at 1 kHz for {:.2} s (multi-thread, 2 workers)\n",
-        length.as_secs_f64()
+        "\n## tick: tasks each ticking at 1 kHz for {:.2} s (multi-thread, 2 workers; two rounds of {:.2} s per method, taking turns)\n",
+        length.as_secs_f64(),
+        (length / 2).as_secs_f64()
     );
     header("tasks");
     for n in [10u32, 100, 1_000] {
-        let sums: Vec<Summary> = methods
-            .iter()
-            .map(|&m| summarize(tick(m, &multi, n, period, length)))
-            .collect();
+        let sums = interleaved(methods, |m| tick(m, &multi, n, period, length / 2));
         for (m, s) in methods.iter().zip(&sums) {
             print_row(&format!("{n}"), *m, s);
         }
@@ -417,17 +430,15 @@ fn main() {
         ));
     }
     let d = Duration::from_millis(10);
-    let per_task = ((10.0 * scale) as usize).max(3);
+    let per_round = ((5.0 * scale) as usize).max(2);
+    let per_task = 2 * per_round;
     println!(
-        "\n## crowd: 1,000 tasks, each sleeping {} {per_task} times (deadlines spread over one period)\n",
+        "\n## crowd: 1,000 tasks, each sleeping {} {per_task} times (deadlines spread over one period; two rounds of {per_round} per method, taking turns)\n",
         fmt_d(d)
     );
     header("runtime");
     for (label, rt) in [("current-thread", &current), ("multi-thread", &multi)] {
-        let sums: Vec<Summary> = methods
-            .iter()
-            .map(|&m| summarize(crowd(m, rt, d, per_task)))
-            .collect();
+        let sums = interleaved(methods, |m| crowd(m, rt, d, per_round));
         for (m, s) in methods.iter().zip(&sums) {
             print_row(label, *m, s);
         }
