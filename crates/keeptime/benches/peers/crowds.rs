@@ -38,6 +38,7 @@ fn crowd(method: Method, threads: usize, d: Duration, total: Duration) -> Cell {
         cpu_ns: os::process_cpu_ns() - cpu0,
         wall_ns: os::monotonic_ns() - wall0,
         stats: None,
+        late_unproven: 0,
     }
 }
 
