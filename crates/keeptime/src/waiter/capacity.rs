@@ -185,6 +185,14 @@ pub struct Admission {
     offers: [(u64, u64); OFFER_SLOTS],
 }
 
+/// The offers of the [`SATURATION_SLOTS`] slots before the current one in
+/// a [`Admission::window`], summed.
+fn recent(window: &[u64; OFFER_SLOTS]) -> u64 {
+    window[..OFFER_SLOTS - 1]
+        .iter()
+        .fold(0, |sum, &n| sum.saturating_add(n))
+}
+
 /// The slots of arm time whose offers are remembered: the current one and
 /// the [`SATURATION_SLOTS`] before it.
 const OFFER_SLOTS: usize = SATURATION_SLOTS as usize + 1;
@@ -251,10 +259,17 @@ impl Admission {
         }
     }
 
-    /// The slot of arm time a query at `now_ns` is answered for: its own,
-    /// or the latest offer's if that is later.
-    fn query_slot(&self, now_ns: u64) -> u64 {
-        self.arm_slot.max(now_ns / SLOT_NS)
+    /// The offers of the slots of arm time up to the one a query at `now_ns`
+    /// is answered for (its own, or the latest offer's if that is later),
+    /// oldest first: `window[i]` is slot `j − SATURATION_SLOTS + i`, so
+    /// `window[SATURATION_SLOTS]` is `j`'s own (0 for a slot before 0).
+    fn window(&self, now_ns: u64) -> [u64; OFFER_SLOTS] {
+        let j = self.arm_slot.max(now_ns / SLOT_NS);
+        std::array::from_fn(|i| {
+            (j + i as u64)
+                .checked_sub(SATURATION_SLOTS)
+                .map_or(0, |slot| self.offers_in(slot))
+        })
     }
 
     /// Offers counted in the slot of `now_ns` and in the one before it
@@ -262,19 +277,14 @@ impl Admission {
     /// one, `current` 0 for the slot right after it; a reading in a slot
     /// before the latest offer's is answered for the latest offer's).
     pub fn offers_at(&self, now_ns: u64) -> (u64, u64) {
-        let j = self.query_slot(now_ns);
-        let before = j.checked_sub(1).map_or(0, |i| self.offers_in(i));
-        (before, self.offers_in(j))
+        let w = self.window(now_ns);
+        (w[OFFER_SLOTS - 2], w[OFFER_SLOTS - 1])
     }
 
     /// Offers counted in the [`SATURATION_SLOTS`] slots before the slot of
     /// `now_ns` (read as in [`offers_at`](Self::offers_at)), summed.
     pub fn recent_offers(&self, now_ns: u64) -> u64 {
-        let j = self.query_slot(now_ns);
-        (1..=SATURATION_SLOTS)
-            .filter_map(|back| j.checked_sub(back))
-            .map(|i| self.offers_in(i))
-            .fold(0, u64::saturating_add)
+        recent(&self.window(now_ns))
     }
 
     /// Whether the waiter is saturated at `now_ns`: more than
@@ -284,9 +294,9 @@ impl Admission {
     /// [`SATURATION_SLOTS`] slots before it ([`recent_offers`](Self::recent_offers),
     /// [`Capacity::saturated_over`]).
     pub fn saturated(&self, now_ns: u64, capacity: &Capacity) -> bool {
-        let (before, current) = self.offers_at(now_ns);
-        capacity.saturated_by(before.max(current))
-            || capacity.saturated_over(self.recent_offers(now_ns), SATURATION_SLOTS)
+        let w = self.window(now_ns);
+        capacity.saturated_by(w[OFFER_SLOTS - 2].max(w[OFFER_SLOTS - 1]))
+            || capacity.saturated_over(recent(&w), SATURATION_SLOTS)
     }
 
     /// Admits a precise timer for `deadline_ns` if its slot holds fewer than
