@@ -50,7 +50,9 @@
 //!   [`profile`] (what an earlier run on this machine learned, from
 //!   `keeptime trace --profile FILE` or [`Sleeper::profile`]) instead of
 //!   spinning through its first hundreds of sleeps while it learns; a
-//!   profile from another machine is refused.
+//!   profile from another machine is refused. [`set_default_profile`] starts
+//!   keeptime's own sleepers from one too: those behind [`sleep`] and the
+//!   other free functions, and the async waiter's.
 //!
 //! ## Async code
 //!
@@ -68,6 +70,7 @@
 #![warn(missing_docs)]
 
 pub mod clocks;
+mod default_profile;
 mod error;
 pub mod estimate;
 mod idle_hint;
@@ -90,6 +93,7 @@ pub mod waiter;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+pub use default_profile::set_default_profile;
 pub use error::Error;
 pub use estimate::MarginEstimator;
 pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
@@ -107,7 +111,15 @@ pub use ticker::{
 };
 
 thread_local! {
-    static THREAD_SLEEPER: RefCell<Sleeper> = RefCell::new(Sleeper::new());
+    /// This thread's sleeper behind the free functions, started from the
+    /// default profile if one is set ([`set_default_profile`]).
+    static THREAD_SLEEPER: RefCell<default_profile::DefaultSleeper<System>> =
+        RefCell::new(default_profile::DefaultSleeper::new(thread_sleeper_settings));
+}
+
+/// The settings of a thread's sleeper behind the free functions.
+fn thread_sleeper_settings() -> (SleeperBuilder, System) {
+    (Sleeper::builder(), System::new(true))
 }
 
 /// Sleeps for `duration`, precisely: never less, typically well under a
@@ -155,7 +167,9 @@ pub fn sleep_to_handoff_with_lead(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Handoff, Interrupted> {
     THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut s) => s.sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
+        Ok(mut s) => s
+            .get()
+            .sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going),
         Err(_) => {
             Sleeper::new().sleep_until_ns_to_handoff_with_lead(deadline_ns, lead_ns, keep_going)
         }
@@ -173,7 +187,7 @@ pub fn sleep_to_handoff(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Handoff, Interrupted> {
     THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut s) => s.sleep_until_ns_to_handoff(deadline_ns, keep_going),
+        Ok(mut s) => s.get().sleep_until_ns_to_handoff(deadline_ns, keep_going),
         // Only reachable if a sleep is started from within a sleep on the same
         // thread (e.g. from a signal handler); use a fresh sleeper rather than panic.
         Err(_) => Sleeper::new().sleep_until_ns_to_handoff(deadline_ns, keep_going),

@@ -187,6 +187,12 @@ impl SleeperBuilder {
         self
     }
 
+    /// Starts from this model (the default profile's, already loaded).
+    pub(crate) fn estimator(mut self, estimator: crate::estimate::MarginEstimator) -> Self {
+        self.estimator = Some(estimator);
+        self
+    }
+
     /// A sleeper on the real clock.
     pub fn build(self) -> Sleeper {
         let platform = System::new(self.timer_slack);

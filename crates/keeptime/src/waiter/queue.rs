@@ -5,8 +5,9 @@
 
 use super::learns_latency;
 use super::{fires, plan, Admission, Capacity, Plan, BEHIND_BACKLOG};
+use crate::default_profile::DefaultSleeper;
 use crate::platform::{Platform, System};
-use crate::Sleeper;
+use crate::{Sleeper, SleeperBuilder};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -213,13 +214,23 @@ impl Platform for QueueWait {
     }
 }
 
+/// The waiter's sleeper: default settings, waiting on the queue.
+fn waiter_settings() -> (SleeperBuilder, QueueWait) {
+    (
+        Sleeper::builder(),
+        QueueWait {
+            system: System::new(true),
+        },
+    )
+}
+
 pub(super) fn run_waiter() {
     let core = core();
-    let wait = QueueWait {
-        system: System::new(true),
-    };
+    let wait = waiter_settings().1;
     wait.prepare_thread();
-    let mut sleeper = Sleeper::builder().build_with(wait);
+    // Started from the default profile, if one is set (and again whenever
+    // it changes, before the next precise wait).
+    let mut sleeper = DefaultSleeper::new(waiter_settings);
     // The waiter's CPU time in precise waits since its last precise batch.
     let mut precise_cpu = 0u64;
     // The reading that ended the last completed coarse wait.
@@ -245,7 +256,9 @@ pub(super) fn run_waiter() {
         let now = match next {
             Plan::Precise(target) => {
                 let cpu0 = crate::os::thread_cpu_ns();
-                let woke = sleeper.sleep_until_ns_interruptible(target, &mut || false);
+                let woke = sleeper
+                    .get()
+                    .sleep_until_ns_interruptible(target, &mut || false);
                 precise_cpu += crate::os::thread_cpu_ns().saturating_sub(cpu0);
                 match woke {
                     Ok(now) => now,
