@@ -147,6 +147,38 @@ pub unsafe extern "C" fn kt_sleeper_create_with_profile(
     })
 }
 
+/// Sets the profile that keeptime's own sleepers start from, or clears it
+/// with NULL (`spec/estimator.md`, *Default sleepers*). Those are the
+/// per-thread sleepers behind `kt_sleep_ns`, `kt_sleep_until_ns` and the
+/// other `kt_sleep*` functions, and the async waiter's: each one, at its
+/// next sleep, is replaced by a new sleeper started from `profile` (as
+/// `kt_sleeper_create_with_profile` starts one), dropping what it had
+/// learned and its stats; NULL replaces each with a fresh one. A
+/// `kt_sleeper` you created is never touched. The profile is copied; free it
+/// whenever you like. Set it once, at start-up, before the first sleep.
+///
+/// ```c
+/// kt_profile *p = NULL;
+/// if (kt_profile_load("host.profile", 0, &p, NULL) == KT_OK) {
+///     kt_set_default_profile(p); // kt_sleep_ns now plans on its wake-ups
+///     kt_profile_free(p);
+/// }
+/// ```
+///
+/// Returns `KT_OK`.
+///
+/// # Safety
+/// `profile` is NULL or a live profile.
+#[no_mangle]
+pub unsafe extern "C" fn kt_set_default_profile(profile: *const kt_profile) -> c_int {
+    guard(|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let profile = unsafe { profile.as_ref() };
+        keeptime_core::set_default_profile(profile.map(|p| &p.inner));
+        Ok(())
+    })
+}
+
 /// Writes a host profile of what `sleeper` has learned, on this machine, to
 /// `path` (replacing the file): a later run starts from it with
 /// `kt_profile_load` and `kt_sleeper_create_with_profile`.

@@ -101,6 +101,34 @@ void test_profile_loads_and_its_sleepers_are_never_early(void) {
     unlink(path);
 }
 
+/* Caller-measured early returns of n thread sleeps (kt_sleep_until_ns) of d ns. */
+static int early_thread_sleeps(int n, int64_t d) {
+    int i, early = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t deadline = kt_mono_ns() + (uint64_t)d;
+        CHECK_STATUS(kt_sleep_until_ns(deadline), KT_OK);
+        early += kt_mono_ns() < deadline;
+    }
+    return early;
+}
+
+void test_default_profile_sets_and_clears(void) {
+    char path[64];
+    kt_profile *p = NULL;
+    if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
+        CHECK(!"a profile was written");
+        return;
+    }
+    CHECK_INT(early_thread_sleeps(10, 300000), 0);
+    CHECK_STATUS(kt_profile_load(path, 0, &p, NULL), KT_OK);
+    CHECK_STATUS(kt_set_default_profile(p), KT_OK);
+    kt_profile_free(p); /* keeptime keeps its own copy */
+    CHECK_INT(early_thread_sleeps(20, 300000), 0);
+    CHECK_STATUS(kt_set_default_profile(NULL), KT_OK);
+    CHECK_INT(early_thread_sleeps(10, 300000), 0);
+    unlink(path);
+}
+
 void test_profile_of_another_machine_is_refused(void) {
     char path[64];
     char *text, *line3, *other;

@@ -40,6 +40,7 @@
     X(idle_hint_strictest_live_value_is_in_force) \
     X(idle_hint_refused_warns_once)     \
     X(profile_loads_and_its_sleepers_are_never_early) \
+    X(default_profile_sets_and_clears) \
     X(profile_of_another_machine_is_refused) \
     X(profile_bad_files_and_arguments)
 
