@@ -2,7 +2,9 @@
 //! machine learned (`spec/estimator.md`, *Profile*).
 
 use keeptime::profile::{Fingerprint, Profile, ProfileError};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::{Path, PathBuf};
@@ -137,4 +139,54 @@ impl PyProfile {
             n.iter().filter(|&&k| k > 0).count()
         )
     }
+}
+
+/// `f` of the profile a ``profile`` argument names: a :class:`Profile`, or
+/// the path of one, read as :meth:`Profile.load` reads it (refused if made
+/// on another machine); ``TypeError`` for anything else.
+pub(crate) fn with_profile_arg<T>(
+    py: Python<'_>,
+    arg: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Profile) -> T,
+) -> PyResult<T> {
+    if let Ok(p) = arg.cast::<PyProfile>() {
+        return Ok(f(&p.get().inner));
+    }
+    let path: PathBuf = arg.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "profile must be a keeptime.Profile or a path (str or os.PathLike), not {}",
+            arg.get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string())
+        ))
+    })?;
+    Ok(f(&load(py, &path, false)?))
+}
+
+/// Set the profile that keeptime's own sleepers start from: the per-thread
+/// sleepers behind :func:`sleep`, :func:`sleep_ns` and
+/// :func:`sleep_until_ns`, and the waiter behind
+/// :func:`keeptime.asyncio.sleep`. ``profile`` is a :class:`Profile`, the
+/// path of one (read as :meth:`Profile.load` reads it: a profile made on
+/// another machine is a :class:`ProfileError`), or ``None`` to clear it.
+///
+/// Each of those sleepers, at its next sleep, is replaced by a new one
+/// started from the profile, as ``Sleeper(profile=...)`` starts one: no
+/// learning period of hundreds of sleeps in which one slow wake-up is the
+/// margin. What it had learned is dropped; ``None`` replaces each with a
+/// fresh one. A :class:`Sleeper` you made is never touched. Set it once, at
+/// start-up: each change throws away what they learned since.
+///
+/// >>> s = keeptime.Sleeper()
+/// >>> s.sleep(300e-6)
+/// >>> keeptime.set_default_profile(s.profile())   # or "host.profile"
+/// >>> keeptime.sleep(300e-6)                      # planned on its wake-ups
+/// >>> keeptime.set_default_profile(None)
+#[pyfunction]
+pub fn set_default_profile(py: Python<'_>, profile: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match profile {
+        None => keeptime::set_default_profile(None),
+        Some(p) => with_profile_arg(py, p, |p| keeptime::set_default_profile(Some(p)))?,
+    }
+    Ok(())
 }

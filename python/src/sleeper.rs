@@ -5,7 +5,7 @@ use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
 use crate::profile::PyProfile;
 use crate::wait::{self, sleep_until_on_thread};
 use keeptime::{Mode, SleeperStats, TailTarget};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
@@ -291,20 +291,8 @@ impl PySleeper {
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
         let hint = idle_hint_arg(idle_hint_us)?;
         let mut builder = settings.builder();
-        match profile {
-            None => {}
-            Some(p) => match p.cast::<PyProfile>() {
-                Ok(p) => builder = builder.profile(&p.get().inner),
-                Err(_) => {
-                    let path: std::path::PathBuf = p.extract().map_err(|_| {
-                        PyTypeError::new_err(format!(
-                            "profile must be a keeptime.Profile or a path (str or os.PathLike), not {}",
-                            p.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
-                        ))
-                    })?;
-                    builder = builder.profile(&crate::profile::load(py, &path, false)?);
-                }
-            },
+        if let Some(p) = profile {
+            builder = crate::profile::with_profile_arg(py, p, |p| builder.profile(p))?;
         }
         let sleeper = builder.build();
         Ok(PySleeper {

@@ -71,6 +71,26 @@ def test_sleeps_are_never_early(new_loop):
 
 
 @pytest.mark.parametrize("new_loop", loops())
+def test_the_waiter_started_from_the_default_profile_is_never_early(new_loop):
+    s = keeptime.Sleeper()
+    for _ in range(20):
+        s.sleep(0.0003)
+
+    async def main():
+        for i in range(40):
+            deadline = time.monotonic_ns() + 300_000 + i * 20_000
+            assert await kta.sleep_until_ns(deadline) >= deadline
+            assert time.monotonic_ns() >= deadline
+
+    keeptime.set_default_profile(s.profile())
+    try:
+        run(new_loop, main())
+    finally:
+        keeptime.set_default_profile(None)
+    assert kta._waiter_state()[0] == 0
+
+
+@pytest.mark.parametrize("new_loop", loops())
 def test_a_thousand_concurrent_sleeps_finish_never_early(new_loop):
     async def one(deadline):
         woke = await kta.sleep_until_ns(deadline)

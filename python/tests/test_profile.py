@@ -105,3 +105,34 @@ def test_profile_vector(case, tmp_path):
     with pytest.raises(keeptime.ProfileError) as e:
         keeptime.Profile.load(path, ignore_machine=True)
     assert (e.value.code, e.value.line) == (want["code"], want["line"])
+
+
+def test_the_default_profile_starts_the_free_functions_sleepers(tmp_path):
+    p = learned()
+    path = tmp_path / "host.profile"
+    p.write(path)
+
+    def free_never_early(seconds: float, n: int) -> int:
+        early = 0
+        for _ in range(n):
+            deadline = time.monotonic_ns() + int(seconds * 1e9)
+            keeptime.sleep_until_ns(deadline)
+            early += time.monotonic_ns() < deadline
+        return early
+
+    try:
+        for profile in (p, path, str(path)):
+            keeptime.set_default_profile(profile)
+            assert free_never_early(0.0003, 20) == 0
+        keeptime.set_default_profile(None)
+        assert free_never_early(0.0003, 10) == 0
+        with pytest.raises(TypeError, match="keeptime.Profile or a path"):
+            keeptime.set_default_profile(3)
+        with pytest.raises(FileNotFoundError):
+            keeptime.set_default_profile(tmp_path / "missing.profile")
+        cut = tmp_path / "cut.profile"
+        cut.write_text(p.text()[:40])
+        with pytest.raises(keeptime.ProfileError):
+            keeptime.set_default_profile(cut)
+    finally:
+        keeptime.set_default_profile(None)
