@@ -41,6 +41,31 @@ func SleepUntil(t time.Time) {
 	}
 }
 
+// SetDefaultProfile starts the sleepers behind Sleep and SleepUntil from
+// the host profile p, as Sleeper.UseProfile starts a Sleeper of your own;
+// nil starts them fresh again, as before any call. From then on each of
+// them is replaced, at its next sleep and before planning it, by a new
+// sleeper with the usual settings (Exact, the default tail target) that
+// has not slept, started from p (or fresh). What the replaced sleepers
+// learned, and their stats, are dropped; a sleep under way finishes with
+// its old sleeper, which is then dropped. A Sleeper the program made
+// itself is never touched.
+//
+// It cannot fail: LoadProfile has already refused a bad profile, or one
+// made on another machine unless IgnoreMachine was given. The model is
+// loaded from p here, once, and a Profile is immutable, so p may be used
+// again or dropped. Safe for concurrent use with Sleep and SleepUntil.
+//
+// Call it once, at start-up, before the first sleep: every later call
+// throws away what Sleep and SleepUntil have learned since.
+//
+//	if p, err := keeptime.LoadProfile("host.profile"); err == nil {
+//		keeptime.SetDefaultProfile(p)
+//	} // else Sleep and SleepUntil start fresh
+func SetDefaultProfile(p *Profile) {
+	sharedSleepers.setProfile(p)
+}
+
 // sharedSleepers are the Exact sleepers behind Sleep and SleepUntil.
 //
 // The Rust core keeps one estimator per thread; Go has no goroutine-local
@@ -57,6 +82,11 @@ func SleepUntil(t time.Time) {
 // and LIFO order hands the one goroutine that sleeps in a loop the same warm
 // estimator every time. Concurrent sleepers learn from the same machine, so
 // sharing estimators between them loses nothing.
+//
+// A default profile (SetDefaultProfile) is a new generation: the free list
+// is dropped, a sleeper made when the list is empty starts from the
+// profile's model, and a sleeper borrowed under an older generation is not
+// taken back.
 var sharedSleepers sleeperPool
 
 // maxSharedSleepers bounds the free list (each sleeper is ~31 KiB); sleepers
@@ -65,34 +95,66 @@ const maxSharedSleepers = 64
 
 type sleeperPool struct {
 	mu   sync.Mutex
-	free []*Sleeper
+	free []*Sleeper // all of generation gen
+	// gen counts the default profile's changes; a sleeper is of the
+	// generation in force when it was borrowed.
+	gen uint64
+	// start is the default profile's model (spec/estimator.md, "Loading"),
+	// made once and never written after; nil: sleepers start fresh.
+	start *estimator
 }
 
-func (p *sleeperPool) get() *Sleeper {
+// setProfile makes p (nil: none) the model new sleepers start from, in a
+// new generation: the free list is dropped, and a sleeper borrowed before
+// is not taken back.
+func (p *sleeperPool) setProfile(prof *Profile) {
+	var start *estimator
+	if prof != nil {
+		start = prof.estimator() // outside the lock: it replays every sample
+	}
 	p.mu.Lock()
+	p.start = start
+	p.gen++
+	p.free = nil
+	p.mu.Unlock()
+}
+
+// get borrows a sleeper, the last one given back or a new one, and the
+// generation to give it back under.
+func (p *sleeperPool) get() (*Sleeper, uint64) {
+	p.mu.Lock()
+	gen := p.gen
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
 		p.free[n-1] = nil
 		p.free = p.free[:n-1]
 		p.mu.Unlock()
-		return s
+		return s, gen
 	}
+	start := p.start
 	p.mu.Unlock()
-	return NewSleeper(Exact)
+	s := NewSleeper(Exact)
+	if start != nil {
+		s.est = *start // as UseProfile: a copy of the loaded model
+	}
+	return s, gen
 }
 
 // toHandoff is a sleep of a borrowed sleeper up to its hand-off: the
 // sleeper is back in the list before the caller spins the last stretch.
 func (p *sleeperPool) toHandoff(deadline uint64) handoff {
-	s := p.get()
+	s, gen := p.get()
 	h := s.toHandoff(deadline)
-	p.put(s)
+	p.put(s, gen)
 	return h
 }
 
-func (p *sleeperPool) put(s *Sleeper) {
+// put gives back a sleeper borrowed under generation gen; one from an
+// older generation (the default profile changed during its sleep) is
+// dropped.
+func (p *sleeperPool) put(s *Sleeper, gen uint64) {
 	p.mu.Lock()
-	if len(p.free) < maxSharedSleepers {
+	if gen == p.gen && len(p.free) < maxSharedSleepers {
 		p.free = append(p.free, s)
 	}
 	p.mu.Unlock()

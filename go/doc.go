@@ -83,6 +83,11 @@
 // they borrow a Sleeper from a shared free list for each call. Sleeper and
 // Ticker values are not: give each goroutine its own.
 //
+// A host profile (Profile: what an earlier run on this machine learned)
+// starts a Sleeper of your own with Sleeper.UseProfile, and the shared
+// sleepers behind Sleep and SleepUntil with SetDefaultProfile, called once
+// at start-up; otherwise they start fresh.
+//
 // A precise wake-up needs a free P (GOMAXPROCS slot) at the moment the OS
 // wait ends. If every P is busy running other goroutines, the Go scheduler
 // decides when the sleeper runs again, which can be milliseconds later; the

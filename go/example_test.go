@@ -192,3 +192,32 @@ func ExampleLoadProfile() {
 	// true
 	// true
 }
+
+func ExampleSetDefaultProfile() {
+	path := filepath.Join(os.TempDir(), "keeptime-example-default.profile")
+	defer os.Remove(path)
+
+	earlier := keeptime.NewSleeper(keeptime.Exact) // an earlier run's sleeper
+	for i := 0; i < 20; i++ {
+		earlier.Sleep(300 * time.Microsecond)
+	}
+	if err := earlier.WriteProfile(path); err != nil {
+		panic(err)
+	}
+
+	// A later run, at start-up, before its first sleep: Sleep and
+	// SleepUntil start from the profile instead of from nothing.
+	p, err := keeptime.LoadProfile(path)
+	if err != nil {
+		fmt.Println("starting fresh:", err)
+	} else {
+		keeptime.SetDefaultProfile(p)
+	}
+	defer keeptime.SetDefaultProfile(nil) // this example's clean-up: fresh again
+
+	start := time.Now()
+	keeptime.Sleep(300 * time.Microsecond)
+	fmt.Println(time.Since(start) >= 300*time.Microsecond)
+	// Output:
+	// true
+}

@@ -115,7 +115,7 @@ func TestASharedSleeperIsGivenBackBeforeTheLastStretch(t *testing.T) {
 	sim := newSim(0)
 	s := newSleeperOn(sim, Exact)
 	var pool sleeperPool
-	pool.put(s)
+	pool.put(s, pool.gen)
 	sim.overshoots = []uint64{10_000}
 	h := pool.toHandoff(1_000_000)
 	if h.until != 1_000_000 || h.now >= h.until || h.until-h.now > handoffNs {

@@ -199,13 +199,13 @@ func TestSharedSleepersAreNeverShared(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 500; i++ {
-				s := sharedSleepers.get()
+				s, gen := sharedSleepers.get()
 				if _, loaded := inUse.LoadOrStore(s, true); loaded {
 					clash.Store(true)
 				}
 				s.est.beginSleep() // a data race here if two goroutines held s
 				inUse.Delete(s)
-				sharedSleepers.put(s)
+				sharedSleepers.put(s, gen)
 			}
 		}()
 	}
