@@ -24,7 +24,9 @@ import java.time.Duration;
  *
  * <p>The static methods use one {@link Sleeper} per thread ({@link Mode#EXACT},
  * kept in a {@link ThreadLocal}), so each thread learns its own margins; create
- * a {@link Sleeper} for another mode. Guarantees: never returns before the
+ * a {@link Sleeper} for another mode. They start fresh, or from a host
+ * {@link Profile} set once at start-up with {@link #setDefaultProfile(Profile)}.
+ * Guarantees: never returns before the
  * deadline on {@link System#nanoTime()}; a deadline in the past returns at
  * once; interrupts as in {@link Thread#sleep(long)} (the status is cleared
  * and {@link InterruptedException} thrown); on Linux with JDK 22+ the waiting
@@ -38,9 +40,96 @@ public final class KeepTime {
      * frame, so nothing but the return runs after the deadline
      * ({@code spec/sleep.md}, <em>Hand-off</em>).
      */
-    private static final ThreadLocal<Sleeper> SLEEPER = ThreadLocal.withInitial(Sleeper::create);
+    private static final ThreadLocal<ThreadSleeper> SLEEPER = ThreadLocal.withInitial(ThreadSleeper::new);
+
+    /**
+     * The default profile and its generation, one immutable object so a
+     * reader sees a consistent pair: {@link #setDefaultProfile(Profile)}
+     * publishes a new one (a new identity, even for the same profile or
+     * {@code null}), and a thread whose sleeper was made for another one
+     * replaces it at its next sleep ({@code spec/estimator.md}, <em>Default
+     * sleepers</em>).
+     */
+    private static volatile Default defaultProfile = new Default(null);
+
+    /** A default profile setting: {@code null} for none (fresh sleepers). */
+    private static final class Default {
+        final Profile profile;
+
+        Default(Profile profile) {
+            this.profile = profile;
+        }
+
+        /** A new thread sleeper with the usual settings, started from this setting. */
+        Sleeper newSleeper() {
+            return profile == null ? Sleeper.create() : Sleeper.builder().profile(profile).build();
+        }
+    }
+
+    /**
+     * A thread's sleeper and the default it was made for; replaced in place
+     * (no allocation on the hot path) when the default has changed.
+     */
+    private static final class ThreadSleeper {
+        Sleeper sleeper;
+        Default madeFor;
+
+        ThreadSleeper() {
+            renew(defaultProfile);
+        }
+
+        void renew(Default d) {
+            sleeper = d.newSleeper();
+            madeFor = d;
+        }
+    }
 
     private KeepTime() {}
+
+    /**
+     * The calling thread's current sleeper: the one in the {@link ThreadLocal},
+     * replaced first if the default profile has changed since it was made
+     * (one volatile read when it has not).
+     */
+    private static Sleeper current() {
+        ThreadSleeper t = SLEEPER.get();
+        Default d = defaultProfile;
+        if (t.madeFor != d) {
+            t.renew(d);
+        }
+        return t.sleeper;
+    }
+
+    /**
+     * Sets the host profile the thread sleepers behind the static methods
+     * start from ({@code spec/estimator.md}, <em>Default sleepers</em>);
+     * {@code null} clears it. From then on each thread's sleeper, at its next
+     * static sleep (or {@link #threadSleeper()}) and before planning it, is
+     * replaced by a new one with the usual settings ({@link Mode#EXACT}, the
+     * default {@link TailTarget}) started from the profile, as
+     * {@link Sleeper.Builder#profile(Profile)} starts one; clearing replaces
+     * it with a fresh one the same way. What the replaced sleeper learned and
+     * its {@link Sleeper#stats() stats} are dropped, and so is a mode or
+     * target set on it; a {@link Sleeper} the program built itself is never
+     * touched. Cannot fail:
+     * {@link Profile#load(java.nio.file.Path, Profile.Option...)} has already
+     * checked the profile (its format, and the machine unless asked to ignore
+     * it), and a {@code Profile} is immutable. Set it once, at
+     * start-up, before the first sleep: every later call (even with the same
+     * profile) throws away what the thread sleepers learned since.
+     *
+     * <pre>{@code
+     * Profile p = Profile.load(Path.of("host.profile")); // ProfileException if bad or another machine's
+     * KeepTime.setDefaultProfile(p);                     // once, at start-up
+     * KeepTime.sleep(Duration.ofNanos(100_000));         // this thread's sleeper starts from p
+     * }</pre>
+     *
+     * @param profile the profile the thread sleepers start from, or
+     *     {@code null} for fresh ones
+     */
+    public static void setDefaultProfile(Profile profile) {
+        defaultProfile = new Default(profile);
+    }
 
     /**
      * Sleeps for {@code duration}: never less, typically a fraction of a
@@ -54,7 +143,7 @@ public final class KeepTime {
      * @throws NullPointerException if {@code duration} is null
      */
     public static void sleep(Duration duration) throws InterruptedException {
-        Sleeper s = SLEEPER.get();
+        Sleeper s = current();
         long now = s.toHandoffAfter(duration);
         long until = s.handoffUntil;
         SystemPlatform.spinTo(now, until);
@@ -69,7 +158,7 @@ public final class KeepTime {
      *     during the wait; the interrupt status is then cleared
      */
     public static void sleepNanos(long nanos) throws InterruptedException {
-        Sleeper s = SLEEPER.get();
+        Sleeper s = current();
         long now = s.toHandoffAfterNanos(nanos);
         long until = s.handoffUntil;
         SystemPlatform.spinTo(now, until);
@@ -87,7 +176,7 @@ public final class KeepTime {
      *     during the wait; the interrupt status is then cleared
      */
     public static long sleepUntil(long deadline) throws InterruptedException {
-        Sleeper s = SLEEPER.get();
+        Sleeper s = current();
         long now = s.toHandoffUntil(deadline);
         long until = s.handoffUntil;
         return SystemPlatform.nanoTimeOf(SystemPlatform.spinTo(now, until));
@@ -96,11 +185,14 @@ public final class KeepTime {
     /**
      * The calling thread's sleeper behind the static methods (for its
      * {@link Sleeper#estimator()}; switching its mode changes this thread's
-     * static sleeps).
+     * static sleeps). If the default profile has changed since the thread's
+     * sleeper was made ({@link #setDefaultProfile(Profile)}), it is replaced
+     * first and the new one returned; a reference obtained before the change
+     * keeps the old sleeper, which the static methods no longer use.
      *
      * @return this thread's sleeper
      */
     public static Sleeper threadSleeper() {
-        return SLEEPER.get();
+        return current();
     }
 }

@@ -1,0 +1,219 @@
+package dev.keeptime;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link KeepTime#setDefaultProfile(Profile)}: the thread sleepers behind the
+ * static methods are replaced by ones started from the default profile, or
+ * fresh ones when it is cleared ({@code spec/estimator.md}, <em>Default
+ * sleepers</em>). Decisions are checked exactly; the one real sleep checks
+ * only that it never ends early.
+ */
+class DefaultProfileTest {
+    /** A profile of a sleeper that slept 600 times on a simulated clock. */
+    static Profile profile;
+    /** The empty estimator's profile: what a fresh sleeper answers. */
+    static Profile empty;
+
+    @BeforeAll
+    static void learn() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(1_000_000);
+        sim.setDefaultOvershoot(30_000);
+        long[] overs = new long[3000];
+        for (int i = 0; i < overs.length; i++) {
+            overs[i] = 2_000 + (i * 7_919L) % 60_000;
+        }
+        sim.scriptOvershoots(overs);
+        Sleeper s = Sleeper.builder().platform(sim).build();
+        long[] lengths = {250_000, 1_000_000, 2_500_000, 10_000_000};
+        for (int i = 0; i < 600; i++) {
+            s.sleepUntil(sim.nowNs() + lengths[i % 4]);
+        }
+        profile = Profile.of(s.estimator(), ProfileTest.HERE);
+        empty = Profile.of(new MarginEstimator(), ProfileTest.HERE);
+        assertNotEquals(empty, profile);
+    }
+
+    @AfterEach
+    void clear() {
+        KeepTime.setDefaultProfile(null);
+    }
+
+    /** The thread sleeper's usual settings and an estimator that answers as {@code expected}'s, unslept. */
+    static void assertStartedFrom(Profile expected, Sleeper s) {
+        assertEquals(Mode.EXACT, s.mode());
+        assertEquals(TailTarget.BALANCED, s.tailTarget());
+        assertEquals(Duration.ZERO, s.minSpin());
+        assertTrue(s.platform() instanceof SystemPlatform, "real clock");
+        assertEquals(SleeperStats.ZERO, s.stats());
+        MarginEstimator e = s.estimator();
+        assertEquals(0, e.sleeps());
+        assertEquals(expected, Profile.of(e, ProfileTest.HERE));
+        Sleeper.Builder b = Sleeper.builder().platform(new SimPlatform(0));
+        MarginEstimator want = (expected.equals(empty) ? b : b.profile(expected)).build().estimator();
+        for (int k = 0; k < MarginEstimator.BUCKETS; k++) {
+            assertEquals(want.liveSamples(k), e.liveSamples(k), "live b" + k);
+            assertEquals(want.cost(k), e.cost(k), "cost b" + k);
+            for (long share : new long[] {50_000, 10_000, 1_000}) {
+                String at = "b" + k + " at " + share;
+                assertEquals(want.margin(k, share), e.margin(k, share), at);
+                assertEquals(want.samples(k, share), e.samples(k, share), at);
+                assertArrayEquals(want.splitCounts(k, share, 10_000, 20_000),
+                        e.splitCounts(k, share, 10_000, 20_000), at);
+            }
+        }
+    }
+
+    @Test
+    void settingReplacesTheThreadSleeperWithOneStartedFromTheProfile() {
+        Sleeper before = KeepTime.threadSleeper();
+        before.estimator().observe(40_000, 3_000); // something learned, to be dropped
+        Profile learned = Profile.of(before.estimator(), ProfileTest.HERE);
+        KeepTime.setDefaultProfile(profile);
+        Sleeper after = KeepTime.threadSleeper();
+        assertNotSame(before, after);
+        assertStartedFrom(profile, after);
+        // Not stale any more: the same sleeper until the default changes.
+        assertSame(after, KeepTime.threadSleeper());
+        // A reference taken before keeps the old sleeper, untouched.
+        assertEquals(learned, Profile.of(before.estimator(), ProfileTest.HERE));
+    }
+
+    @Test
+    void clearingReplacesItWithAFreshOne() {
+        KeepTime.setDefaultProfile(profile);
+        Sleeper from = KeepTime.threadSleeper();
+        assertStartedFrom(profile, from);
+        KeepTime.setDefaultProfile(null);
+        Sleeper fresh = KeepTime.threadSleeper();
+        assertNotSame(from, fresh);
+        assertStartedFrom(empty, fresh);
+        assertSame(fresh, KeepTime.threadSleeper());
+    }
+
+    @Test
+    void settingAgainStartsOverEvenWithTheSameProfile() {
+        KeepTime.setDefaultProfile(profile);
+        Sleeper first = KeepTime.threadSleeper();
+        first.setMode(Mode.SPIN); // settings made on it are dropped too
+        first.setTailTarget(TailTarget.STRICT);
+        first.estimator().observe(900_000, 7_000);
+        assertNotEquals(profile, Profile.of(first.estimator(), ProfileTest.HERE));
+        KeepTime.setDefaultProfile(profile);
+        Sleeper second = KeepTime.threadSleeper();
+        assertNotSame(first, second);
+        assertStartedFrom(profile, second);
+    }
+
+    @Test
+    void aSleeperTheProgramBuiltIsNeverTouched() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        sim.setDefaultOvershoot(4_000);
+        Sleeper own = Sleeper.builder().platform(sim).build();
+        own.sleepUntil(100_000);
+        Profile learned = Profile.of(own.estimator(), ProfileTest.HERE);
+        SleeperStats stats = own.stats();
+        KeepTime.setDefaultProfile(profile);
+        KeepTime.threadSleeper();
+        KeepTime.setDefaultProfile(null);
+        KeepTime.threadSleeper();
+        assertEquals(learned, Profile.of(own.estimator(), ProfileTest.HERE));
+        assertEquals(stats, own.stats());
+        assertEquals(1, own.estimator().sleeps());
+    }
+
+    @Test
+    void everyThreadReplacesItsOwnAtItsNextUse() throws InterruptedException {
+        // A thread whose sleeper was made before the default was set, and one
+        // started after it.
+        AtomicReference<Sleeper> old = new AtomicReference<>();
+        AtomicReference<Sleeper> renewed = new AtomicReference<>();
+        Object lock = new Object();
+        boolean[] set = {false};
+        Thread early = new Thread(() -> {
+            old.set(KeepTime.threadSleeper());
+            synchronized (lock) {
+                lock.notifyAll();
+                while (!set[0]) {
+                    try {
+                        lock.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }
+            renewed.set(KeepTime.threadSleeper());
+        });
+        synchronized (lock) {
+            early.start();
+            while (old.get() == null) {
+                lock.wait();
+            }
+            assertStartedFrom(empty, old.get());
+            KeepTime.setDefaultProfile(profile);
+            set[0] = true;
+            lock.notifyAll();
+        }
+        early.join();
+        assertNotSame(old.get(), renewed.get());
+        assertStartedFrom(profile, renewed.get());
+
+        AtomicReference<Sleeper> late = new AtomicReference<>();
+        Thread t = new Thread(() -> late.set(KeepTime.threadSleeper()));
+        t.start();
+        t.join();
+        assertStartedFrom(profile, late.get());
+        // Each thread has its own.
+        Sleeper mine = KeepTime.threadSleeper();
+        assertNotSame(mine, late.get());
+        assertNotSame(mine, renewed.get());
+        assertStartedFrom(profile, mine);
+    }
+
+    @Test
+    void aStaticSleepReplacesTheSleeperBeforePlanning() throws InterruptedException {
+        Sleeper before = KeepTime.threadSleeper();
+        SleeperStats beforeStats = before.stats();
+        long beforeSleeps = before.estimator().sleeps();
+        KeepTime.setDefaultProfile(profile);
+
+        long deadline = System.nanoTime() + 5_000_000; // far enough never to have passed
+        long woke = KeepTime.sleepUntil(deadline);
+        assertTrue(woke - deadline >= 0, "early by " + (deadline - woke) + " ns");
+        Sleeper after = KeepTime.threadSleeper();
+        assertNotSame(before, after);
+        // The sleep ran on the new sleeper, planned on the profile's model.
+        assertEquals(1, after.stats().sleeps());
+        assertEquals(1, after.estimator().sleeps());
+        assertEquals(beforeStats, before.stats());
+        assertEquals(beforeSleeps, before.estimator().sleeps());
+
+        long start = System.nanoTime();
+        KeepTime.sleepNanos(5_000_000);
+        assertTrue(System.nanoTime() - start >= 5_000_000, "sleepNanos ended early");
+        start = System.nanoTime();
+        KeepTime.sleep(Duration.ofMillis(5));
+        assertTrue(System.nanoTime() - start >= 5_000_000, "sleep ended early");
+        assertSame(after, KeepTime.threadSleeper());
+        assertEquals(3, after.stats().sleeps());
+
+        // Cleared: the next sleep runs on a fresh sleeper.
+        KeepTime.setDefaultProfile(null);
+        KeepTime.sleepNanos(5_000_000);
+        Sleeper fresh = KeepTime.threadSleeper();
+        assertNotSame(after, fresh);
+        assertEquals(1, fresh.stats().sleeps());
+        assertEquals(3, after.stats().sleeps());
+    }
+}
