@@ -91,6 +91,39 @@ namespace Dev.KeepTime
         }
 
         /// <summary>
+        /// Sets the host profile that keeptime's own sleepers start from, or
+        /// clears it with null (spec/estimator.md, <i>Default sleepers</i>).
+        /// Those are the calling threads' sleepers behind <see cref="Sleep"/>,
+        /// <see cref="SleepUntil"/> and <see cref="SleepUntilNs"/>, and the
+        /// waiter behind <see cref="Delay"/> and <see cref="DelayUntil"/>: each
+        /// one, at its next sleep, is replaced by a new one with its usual
+        /// settings started from <paramref name="profile"/> (as
+        /// <see cref="SleeperBuilder.Profile"/> starts one); null replaces each
+        /// with a fresh one. What a replaced sleeper learned, and its stats,
+        /// are dropped. A <see cref="Sleeper"/> you built is never touched.
+        /// The profile is copied: dispose it whenever you like. Set it once, at
+        /// start-up, before the first sleep: each change drops what the default
+        /// sleepers learned since.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException"><paramref name="profile"/> has been disposed.</exception>
+        /// <example><code>
+        /// using (var p = Profile.Load("host.profile"))
+        ///     KeepTime.SetDefaultProfile(p);        // at start-up
+        /// KeepTime.Sleep(TimeSpan.FromMilliseconds(1)); // plans on the profile's wake-ups
+        /// </code></example>
+        public static void SetDefaultProfile(Profile profile)
+        {
+            Native.EnsureLoaded();
+            if (profile == null)
+            {
+                Native.Check(Native.kt_set_default_profile(IntPtr.Zero), "clearing the default profile");
+                return;
+            }
+            if (profile._h.IsClosed) throw new ObjectDisposedException("Profile");
+            Native.Check(Native.kt_set_default_profile(profile._h), "setting the default profile");
+        }
+
+        /// <summary>
         /// The longest spin a thread-pool thread does to finish one
         /// <see cref="Delay"/> (default 20 µs: a callback-to-pool round trip on
         /// Mono takes several µs, and a shorter spin would make the delay late by

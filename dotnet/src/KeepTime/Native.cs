@@ -153,6 +153,11 @@ namespace Dev.KeepTime
         [DllImport(Lib)] internal static extern int kt_sleeper_create_with_profile(int mode, uint flags, ProfileHandle profile, out SleeperHandle sleeper);
         [DllImport(Lib)] internal static extern int kt_sleeper_write_profile(SleeperHandle s, byte[] path, out IntPtr error);
         [DllImport(Lib)] internal static extern void kt_profile_free(IntPtr p);
+        // Two overloads of one entry point: a SafeHandle cannot be marshalled
+        // as NULL, so clearing passes IntPtr.Zero; setting passes the handle,
+        // which the marshaller keeps alive (AddRef/Release) for the call.
+        [DllImport(Lib)] internal static extern int kt_set_default_profile(ProfileHandle profile);
+        [DllImport(Lib)] internal static extern int kt_set_default_profile(IntPtr profile);
 
         /// <summary>A string as the NUL-terminated UTF-8 bytes a path argument takes.</summary>
         internal static byte[] Utf8(string s)

@@ -1,7 +1,8 @@
 // Host profiles through the C ABI: written from a sleeper and loaded back,
 // refused from another machine (unless asked), bad and cut files refused with
-// the line, and sleepers started from a profile never early by the caller's
-// own clock.
+// the line, sleepers started from a profile never early by the caller's own
+// clock, and the default profile behind the static sleeps (set, cleared,
+// refused when disposed, the program's own sleepers left alone).
 using System;
 using System.IO;
 using NUnit.Framework;
@@ -99,6 +100,99 @@ namespace Dev.KeepTime.Tests
             Assert.Throws<ObjectDisposedException>(() => Sleeper.Builder().Profile(disposed).Build());
         }
 
+        /// <summary>Static sleeps (the calling thread's default sleeper): how many ended before their deadline by NowNs.</summary>
+        private static int EarlyStaticSleeps(TimeSpan d, int n)
+        {
+            int early = 0;
+            ulong ns = (ulong)(d.Ticks * 100);
+            for (int i = 0; i < n; i++)
+            {
+                ulong start = KeepTime.NowNs();
+                KeepTime.Sleep(d);
+                if (KeepTime.NowNs() - start < ns) early++;
+                ulong deadline = KeepTime.NowNs() + ns;
+                KeepTime.SleepUntilNs(deadline);
+                if (KeepTime.NowNs() < deadline) early++;
+            }
+            return early;
+        }
+
+        [Test]
+        public void StaticSleepsFromADefaultProfileAreNeverEarly()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                using (var p = Profile.Load(path))
+                    KeepTime.SetDefaultProfile(p);
+                // The native side kept its own copy: p is disposed from here on.
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(3000), 20));
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(200), 20));
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromMilliseconds(1), 5));
+                int otherThread = -1;
+                var t = new System.Threading.Thread(() => otherThread = EarlyStaticSleeps(TimeSpan.FromTicks(3000), 20));
+                t.Start();
+                t.Join();
+                Assert.AreEqual(0, otherThread, "early static sleeps on a new thread");
+                for (int i = 0; i < 10; i++)
+                {
+                    ulong deadline = KeepTime.NowNs() + 300000;
+                    KeepTime.Delay(TimeSpan.FromTicks(3000)).Wait();
+                    Assert.That(KeepTime.NowNs(), Is.GreaterThanOrEqualTo(deadline), "early delay");
+                }
+
+                KeepTime.SetDefaultProfile(null);
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(3000), 20));
+                KeepTime.SetDefaultProfile(null);
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(200), 10));
+            }
+            finally
+            {
+                KeepTime.SetDefaultProfile(null);
+                File.Delete(path);
+            }
+        }
+
+        [Test]
+        public void ADefaultProfileLeavesTheProgramsSleepersAlone()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                using (var s = new Sleeper())
+                using (var p = Profile.Load(path))
+                {
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(3000), 5));
+                    KeepTime.SetDefaultProfile(p);
+                    KeepTime.Sleep(TimeSpan.FromTicks(3000));
+                    Assert.AreEqual(5L, s.Stats.Sleeps, "the program's own sleeper kept its stats");
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(3000), 5));
+                    Assert.AreEqual(10L, s.Stats.Sleeps);
+                    KeepTime.SetDefaultProfile(null);
+                    Assert.AreEqual(10L, s.Stats.Sleeps);
+                }
+            }
+            finally
+            {
+                KeepTime.SetDefaultProfile(null);
+                File.Delete(path);
+            }
+        }
+
+        [Test]
+        public void ADisposedDefaultProfileIsRefused()
+        {
+            var disposed = Profile.Load(LearnedProfileAndKeep());
+            disposed.Dispose();
+            try
+            {
+                Assert.Throws<ObjectDisposedException>(() => KeepTime.SetDefaultProfile(disposed));
+                Assert.DoesNotThrow(() => KeepTime.SetDefaultProfile(null));
+                Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(3000), 5));
+            }
+            finally { KeepTime.SetDefaultProfile(null); }
+        }
+
         private static string s_kept;
 
         private static string LearnedProfileAndKeep()
@@ -110,6 +204,7 @@ namespace Dev.KeepTime.Tests
         [TearDown]
         public void RemoveKept()
         {
+            KeepTime.SetDefaultProfile(null);
             if (s_kept != null) File.Delete(s_kept);
             s_kept = null;
         }
