@@ -28,18 +28,7 @@ class DefaultProfileTest {
 
     @BeforeAll
     static void learn() throws InterruptedException {
-        SimPlatform sim = new SimPlatform(1_000_000);
-        sim.setDefaultOvershoot(30_000);
-        long[] overs = new long[3000];
-        for (int i = 0; i < overs.length; i++) {
-            overs[i] = 2_000 + (i * 7_919L) % 60_000;
-        }
-        sim.scriptOvershoots(overs);
-        Sleeper s = Sleeper.builder().platform(sim).build();
-        long[] lengths = {250_000, 1_000_000, 2_500_000, 10_000_000};
-        for (int i = 0; i < 600; i++) {
-            s.sleepUntil(sim.nowNs() + lengths[i % 4]);
-        }
+        Sleeper s = ProfileTest.learnedOnSim();
         profile = Profile.of(s.estimator(), ProfileTest.HERE);
         empty = Profile.of(new MarginEstimator(), ProfileTest.HERE);
         assertNotEquals(empty, profile);

@@ -94,8 +94,14 @@ class ProfileTest {
 
     // ------------------------------------------------------------- round trip
 
-    @Test
-    void aSleepersProfileStartsANewSleeperThatAnswersTheSame() throws Exception {
+    /** The sleep lengths of {@link #learnedOnSim()}, ns. */
+    static final long[] LEARNED_LENGTHS = {250_000, 1_000_000, 2_500_000, 10_000_000};
+
+    /**
+     * A simulated sleeper after 600 sleeps of four lengths with scripted
+     * overshoots: several live buckets, each with a cost.
+     */
+    static Sleeper learnedOnSim() throws InterruptedException {
         SimPlatform sim = new SimPlatform(1_000_000);
         sim.setDefaultOvershoot(30_000);
         long[] overs = new long[3000];
@@ -103,11 +109,16 @@ class ProfileTest {
             overs[i] = 2_000 + (i * 7_919L) % 60_000;
         }
         sim.scriptOvershoots(overs);
-        Sleeper first = Sleeper.builder().platform(sim).build();
-        long[] lengths = {250_000, 1_000_000, 2_500_000, 10_000_000};
+        Sleeper s = Sleeper.builder().platform(sim).build();
         for (int i = 0; i < 600; i++) {
-            first.sleepUntil(sim.nowNs() + lengths[i % 4]);
+            s.sleepUntil(sim.nowNs() + LEARNED_LENGTHS[i % 4]);
         }
+        return s;
+    }
+
+    @Test
+    void aSleepersProfileStartsANewSleeperThatAnswersTheSame() throws Exception {
+        Sleeper first = learnedOnSim();
         MarginEstimator a = first.estimator();
         a.observe(40_000, 300_000); // a young bucket, one outlier
         Profile p = Profile.of(a, HERE);
@@ -139,7 +150,7 @@ class ProfileTest {
         }
         int sections = (int) Arrays.stream(p.samples()).filter(n -> n > 0).count();
         assertTrue(live > 0 && sections >= 2 && p.text().contains("\ncost "), p.toString());
-        for (long rem : lengths) {
+        for (long rem : LEARNED_LENGTHS) {
             WaitPlan.Step step = new WaitPlan.Step(true, false, false);
             assertEquals(WaitPlan.exact(a, rem, 10_000, 0, step), WaitPlan.exact(b, rem, 10_000, 0, step), "plan " + rem);
         }
