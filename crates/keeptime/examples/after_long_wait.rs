@@ -21,15 +21,9 @@
 use keeptime::{Platform, System};
 use std::process::ExitCode;
 
-fn arg(args: &[String], i: usize, name: &str, default: u64) -> Result<u64, String> {
-    match args.get(i) {
-        None => Ok(default),
-        Some(s) => match s.parse::<u64>() {
-            Ok(v) if v > 0 => Ok(v),
-            _ => Err(format!("{name} must be a positive whole number, got {s:?}")),
-        },
-    }
-}
+#[path = "common/args.rs"]
+mod args;
+use args::arg;
 
 /// `[LONG_US] [SHORT_US] [PAIRS]`, defaults 9 700, 230 and 800.
 fn parse(args: &[String]) -> Result<(u64, u64, u64), String> {

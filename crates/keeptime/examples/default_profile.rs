@@ -23,15 +23,9 @@ use keeptime::os::{monotonic_ns, process_cpu_ns};
 use keeptime::profile::Profile;
 use std::process::ExitCode;
 
-fn arg(args: &[String], i: usize, name: &str, default: u64) -> Result<u64, String> {
-    match args.get(i) {
-        None => Ok(default),
-        Some(s) => match s.parse::<u64>() {
-            Ok(v) if v > 0 => Ok(v),
-            _ => Err(format!("{name} must be a positive whole number, got {s:?}")),
-        },
-    }
-}
+#[path = "common/args.rs"]
+mod args;
+use args::arg;
 
 /// One round's errors (ns) and process CPU ÷ wall.
 struct Round {
