@@ -32,10 +32,13 @@ of sleeps end late.
 online CPUs, virtualisation, cpuidle driver, clocksource, kernel) and, per
 OS-wait length bucket, the trace's last 1024 wake-ups and the median cost of
 an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
-kt_sleeper_create_with_profile, Python Sleeper(profile=...), C#
-new Sleeper(profile: ...)) answers at once as one that had made those waits,
-instead of spinning for hundreds of sleeps while it learns. Loading it on
-another machine is refused, naming the field that differs.
+kt_sleeper_create_with_profile, Python Sleeper(profile=...), Go
+Sleeper.UseProfile, Java and C# Sleeper builders' profile) answers at once as
+one that had made those waits, instead of spinning for hundreds of sleeps
+while it learns; set_default_profile (Rust, Python; C kt_set_default_profile,
+Go and C# SetDefaultProfile, Java KeepTime.setDefaultProfile) does the same for
+the sleepers behind the free sleep functions and the async waiter. Loading it
+on another machine is refused, naming the field that differs.
 
   keeptime trace --profile host.profile            record 12 s, write the profile
   keeptime trace -o t.csv.gz --profile host.profile  keep the trace as well
