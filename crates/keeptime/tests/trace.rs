@@ -7,7 +7,7 @@
 use keeptime::sim::SimWait;
 use keeptime::trace::{
     self, Oracle, OracleChoice, OracleError, RecordOptions, Trace, TraceError, TracePlatform,
-    TraceRow,
+    TraceRow, ORACLE_PY_MARGINS_US,
 };
 use keeptime::{Mode, Platform, Sleeper};
 use proptest::prelude::*;
@@ -391,7 +391,9 @@ fn with_python_draws(file: &str) -> String {
     let mut py = PyRandom::seeded_1();
     let draws: Vec<(f64, f64)> = (0..4000).map(|_| (py.random(), py.random())).collect();
     let t = Trace::load(data(file)).unwrap();
-    let oracle = Oracle::with_draws(&t, &draws).unwrap();
+    let oracle = Oracle::with_draws(&t, &draws)
+        .unwrap()
+        .with_margins(&ORACLE_PY_MARGINS_US);
     let mut lines = Vec::new();
     for d in [100_000, 250_000, 1_000_000, 2_500_000, 10_000_000] {
         let outcomes = oracle.outcomes(d).unwrap();
@@ -471,10 +473,25 @@ fn the_oracle_on_a_hand_trace() {
     assert_eq!(p.plan, OracleChoice::OneWait { margin_ns: 20_000 });
     assert_eq!((p.late_share, p.cpu_share), (0.0, 0.011));
 
-    // Shorter than the smallest wait plus a margin: only spinning is on time.
-    let t = Trace::from_rows(vec![row(5_000, 2_000_000, 1_000)]).unwrap();
-    let p = trace::oracle(&t, 1_000_000, 0.0, 10).unwrap();
+    // Every wait wakes 20 ms late: a 10 ms sleep leaves a wait under every
+    // margin (at most 7 ms), each late: no plan is on time, a spin.
+    let t = Trace::from_rows(vec![row(5_000, 20_000_000, 1_000)]).unwrap();
+    let p = trace::oracle(&t, 10_000_000, 0.0, 10).unwrap();
     assert_eq!(p.plan, OracleChoice::Spin);
+    assert_eq!((p.late_share, p.cpu_share), (0.0, 1.0));
+    // With oracle.py's margins (up to 300 µs) the same holds at 1 ms ...
+    let p = Oracle::new(&t, 10, 1)
+        .unwrap()
+        .with_margins(&ORACLE_PY_MARGINS_US)
+        .outcomes(1_000_000)
+        .unwrap()
+        .best(0.0)
+        .unwrap();
+    assert_eq!(p.plan, OracleChoice::Spin);
+    // ... where the full grid's 1 ms margin leaves no OS wait: the same pure
+    // spin, found as the first plan that is on time.
+    let p = trace::oracle(&t, 1_000_000, 0.0, 10).unwrap();
+    assert_eq!(p.plan, OracleChoice::OneWait { margin_ns: 1_000_000 });
     assert_eq!((p.late_share, p.cpu_share), (0.0, 1.0));
     // ... and a sleep under every margin + 5 µs is a pure spin by the first plan.
     let p = trace::oracle(&t, 4_000, 0.0, 10).unwrap();
