@@ -189,7 +189,8 @@ pub fn sleep_to_handoff(
     THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => s.get().sleep_until_ns_to_handoff(deadline_ns, keep_going),
         // Only reachable if a sleep is started from within a sleep on the same
-        // thread (e.g. from a signal handler); use a fresh sleeper rather than panic.
+        // thread (e.g. from a signal handler); use a fresh sleeper rather than
+        // panic (a one-off: not started from the default profile).
         Err(_) => Sleeper::new().sleep_until_ns_to_handoff(deadline_ns, keep_going),
     })
 }

@@ -255,10 +255,11 @@ pub(super) fn run_waiter() {
         // plan again from the new queue.
         let now = match next {
             Plan::Precise(target) => {
+                // Replaced first if the default profile changed: not a cost
+                // of precision.
+                let sleeper = sleeper.get();
                 let cpu0 = crate::os::thread_cpu_ns();
-                let woke = sleeper
-                    .get()
-                    .sleep_until_ns_interruptible(target, &mut || false);
+                let woke = sleeper.sleep_until_ns_interruptible(target, &mut || false);
                 precise_cpu += crate::os::thread_cpu_ns().saturating_sub(cpu0);
                 match woke {
                     Ok(now) => now,
