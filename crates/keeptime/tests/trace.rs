@@ -491,7 +491,12 @@ fn the_oracle_on_a_hand_trace() {
     // ... where the full grid's 1 ms margin leaves no OS wait: the same pure
     // spin, found as the first plan that is on time.
     let p = trace::oracle(&t, 1_000_000, 0.0, 10).unwrap();
-    assert_eq!(p.plan, OracleChoice::OneWait { margin_ns: 1_000_000 });
+    assert_eq!(
+        p.plan,
+        OracleChoice::OneWait {
+            margin_ns: 1_000_000
+        }
+    );
     assert_eq!((p.late_share, p.cpu_share), (0.0, 1.0));
     // ... and a sleep under every margin + 5 µs is a pure spin by the first plan.
     let p = trace::oracle(&t, 4_000, 0.0, 10).unwrap();
