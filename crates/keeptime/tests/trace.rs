@@ -479,7 +479,8 @@ fn the_oracle_on_a_hand_trace() {
     let p = trace::oracle(&t, 10_000_000, 0.0, 10).unwrap();
     assert_eq!(p.plan, OracleChoice::Spin);
     assert_eq!((p.late_share, p.cpu_share), (0.0, 1.0));
-    // With oracle.py's margins (up to 300 µs) the same holds at 1 ms ...
+    // With the reference implementation's margins (up to 300 µs) the same
+    // holds at 1 ms ...
     let p = Oracle::new(&t, 10, 1)
         .unwrap()
         .with_margins(&ORACLE_PY_MARGINS_US)
