@@ -174,8 +174,10 @@ pub(crate) fn with_profile_arg<T>(
 /// started from the profile, as ``Sleeper(profile=...)`` starts one: no
 /// learning period of hundreds of sleeps in which one slow wake-up is the
 /// margin. What it had learned is dropped; ``None`` replaces each with a
-/// fresh one. A :class:`Sleeper` you made is never touched. Set it once, at
-/// start-up: each change throws away what they learned since.
+/// fresh one. A :class:`Sleeper` you made is never touched; a
+/// :class:`Ticker` made after the call starts from the profile too, and
+/// keeps its sleeper. Set it once, at start-up: each change throws away
+/// what they learned since.
 ///
 /// >>> s = keeptime.Sleeper()
 /// >>> s.sleep(300e-6)

@@ -578,7 +578,8 @@ impl PyTicker {
         settings: SleeperSettings,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let sleeper = settings.builder().build();
+        // keeptime's own sleeper: from the default profile in force, if any.
+        let sleeper = settings.builder().with_default_profile().build();
         let (min_spin_ns, tail_target) = (settings.min_spin_ns, settings.target);
         let hint = idle_hint_arg(idle_hint_us)?;
         // Requested before the schedule starts (the request may open a device).

@@ -119,6 +119,11 @@ def test_the_default_profile_starts_the_free_functions_sleepers(tmp_path):
         for profile in (p, path, str(path)):
             keeptime.set_default_profile(profile)
             assert never_early(keeptime, 0.0003, 20) == 0
+            # A ticker made now starts from it.
+            t = keeptime.Ticker(0.0003)
+            for _ in range(10):
+                tick = t.tick()
+                assert time.monotonic_ns() >= tick.scheduled_ns
         keeptime.set_default_profile(None)
         assert never_early(keeptime, 0.0003, 10) == 0
         with pytest.raises(TypeError, match="keeptime.Profile or a path"):

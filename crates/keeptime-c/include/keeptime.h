@@ -1047,13 +1047,16 @@ const char *kt_strerror(int status);
  * (`KT_MISSED_SKIP`, `KT_MISSED_BURST` or `KT_MISSED_DELAY`), waiting in
  * `KT_MODE_EXACT`, starting now: the first tick is due one period from now.
  * NULL for a zero or negative period or an unknown policy;
- * `kt_ticker_create` says why it failed.
+ * `kt_ticker_create` says why it failed. Its sleeper starts from the
+ * default profile in force, as in `kt_ticker_create`.
  */
 struct kt_ticker *kt_ticker_new(int64_t period_ns, int policy);
 
 /**
  * Creates a ticker whose sleeper waits in `mode` (`KT_MODE_*`), starting
- * now, and stores it in `*out`.
+ * now, and stores it in `*out`. The sleeper starts from the default profile
+ * in force (`kt_set_default_profile`), if one is set; a later change does
+ * not touch it.
  *
  * Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for a zero or
  * negative period, an unknown policy or mode (then `*out` is set to NULL).

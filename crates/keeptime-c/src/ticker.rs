@@ -148,7 +148,8 @@ impl From<TickerStats> for kt_stats {
 /// (`KT_MISSED_SKIP`, `KT_MISSED_BURST` or `KT_MISSED_DELAY`), waiting in
 /// `KT_MODE_EXACT`, starting now: the first tick is due one period from now.
 /// NULL for a zero or negative period or an unknown policy;
-/// `kt_ticker_create` says why it failed.
+/// `kt_ticker_create` says why it failed. Its sleeper starts from the
+/// default profile in force, as in `kt_ticker_create`.
 #[no_mangle]
 pub extern "C" fn kt_ticker_new(period_ns: i64, policy: c_int) -> *mut kt_ticker {
     let mut out = ptr::null_mut();
@@ -165,7 +166,9 @@ pub extern "C" fn kt_ticker_new(period_ns: i64, policy: c_int) -> *mut kt_ticker
 }
 
 /// Creates a ticker whose sleeper waits in `mode` (`KT_MODE_*`), starting
-/// now, and stores it in `*out`.
+/// now, and stores it in `*out`. The sleeper starts from the default profile
+/// in force (`kt_set_default_profile`), if one is set; a later change does
+/// not touch it.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for a zero or
 /// negative period, an unknown policy or mode (then `*out` is set to NULL).
@@ -185,7 +188,11 @@ pub unsafe extern "C" fn kt_ticker_create(
         unsafe { out.write(ptr::null_mut()) };
         let period = period_from_c(period_ns)?;
         let policy = policy_from_c(policy)?;
-        let sleeper = Sleeper::builder().mode(mode_from_c(mode)?).build();
+        // keeptime's own sleeper: from the default profile in force, if any.
+        let sleeper = Sleeper::builder()
+            .mode(mode_from_c(mode)?)
+            .with_default_profile()
+            .build();
         let inner = Ticker::with_sleeper(period, policy, sleeper).map_err(|_| KT_EINVAL)?;
         // SAFETY: as above.
         unsafe { give(out, kt_ticker { inner }) };

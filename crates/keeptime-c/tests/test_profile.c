@@ -115,6 +115,9 @@ static int early_thread_sleeps(int n, int64_t d) {
 void test_default_profile_sets_and_clears(void) {
     char path[64];
     kt_profile *p = NULL;
+    kt_ticker *t;
+    kt_tick tick;
+    int i;
     if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
         CHECK(!"a profile was written");
         return;
@@ -124,6 +127,14 @@ void test_default_profile_sets_and_clears(void) {
     CHECK_STATUS(kt_set_default_profile(p), KT_OK);
     kt_profile_free(p); /* keeptime keeps its own copy */
     CHECK_INT(early_thread_sleeps(20, 300000), 0);
+    /* A ticker made now starts from it: its ticks are never early. */
+    t = kt_ticker_new(300000, KT_MISSED_SKIP);
+    CHECK(t != NULL);
+    for (i = 0; t && i < 20; i++) {
+        CHECK_STATUS(kt_ticker_wait(t, &tick), KT_OK);
+        CHECK(kt_mono_ns() >= tick.scheduled_ns);
+    }
+    kt_ticker_free(t);
     CHECK_STATUS(kt_set_default_profile(NULL), KT_OK);
     CHECK_INT(early_thread_sleeps(10, 300000), 0);
     unlink(path);

@@ -32,7 +32,9 @@ static DEFAULT: RwLock<Option<Arc<MarginEstimator>>> = RwLock::new(None);
 /// [`SleeperBuilder::profile`] starts one: no learning period of hundreds
 /// of sleeps in which one slow wake-up is the margin. What it had learned,
 /// and its stats, are dropped. `None` replaces each with a fresh sleeper the
-/// same way. A [`Sleeper`] the program built itself is never touched.
+/// same way. A [`Sleeper`] the program built itself is never touched. A
+/// ticker made without a sleeper of the program's ([`Ticker::new`](crate::Ticker::new))
+/// starts from the profile in force when it is made, and keeps its sleeper.
 ///
 /// Setting cannot fail: [`Profile::load`] already refused a bad file or one
 /// made on another machine. keeptime keeps its own copy. Set it once, at
@@ -64,7 +66,7 @@ pub(crate) fn generation() -> u64 {
 
 /// `builder` started from the default profile, if one is set, and the
 /// generation it was made for.
-fn starting(builder: SleeperBuilder) -> (SleeperBuilder, u64) {
+pub(crate) fn starting(builder: SleeperBuilder) -> (SleeperBuilder, u64) {
     let slot = DEFAULT.read().unwrap_or_else(PoisonError::into_inner);
     let generation = generation();
     let builder = match slot.as_ref() {
@@ -146,6 +148,8 @@ mod tests {
         let mut own = DefaultSleeper::new(sim_settings);
         let built = Sleeper::builder().profile(&p).build();
         assert_eq!(answers(own.get().estimator()), fresh);
+        let period = Duration::from_millis(1);
+        let ticker_before = crate::Ticker::new(period).unwrap();
 
         set_default_profile(Some(&p));
         // Replaced at its next use, by a sleeper that has not slept.
@@ -159,6 +163,20 @@ mod tests {
         assert_eq!(answers(built.estimator()), from_profile);
         let mine = Sleeper::new();
         assert_eq!(answers(mine.estimator()), fresh);
+        // A ticker made without a sleeper starts from the default in force
+        // when it is made; one made before keeps its sleeper.
+        let ticker = crate::Ticker::new(period).unwrap();
+        assert_eq!(answers(ticker.sleeper().estimator()), from_profile);
+        assert_eq!(answers(ticker_before.sleeper().estimator()), fresh);
+        assert_eq!(
+            answers(
+                Sleeper::builder()
+                    .with_default_profile()
+                    .build()
+                    .estimator()
+            ),
+            from_profile
+        );
 
         // It then learns as any sleeper, and is kept while the default holds.
         own.get().sleep(Duration::from_micros(700));
@@ -167,6 +185,9 @@ mod tests {
         set_default_profile(None);
         assert_eq!(answers(own.get().estimator()), fresh);
         assert_eq!(own.get().stats().sleeps, 0);
+        assert_eq!(answers(ticker.sleeper().estimator()), from_profile);
+        let after = crate::Ticker::new(period).unwrap();
+        assert_eq!(answers(after.sleeper().estimator()), fresh);
         crate::THREAD_SLEEPER.with(|c| {
             assert_eq!(answers(c.borrow_mut().get().estimator()), fresh);
         });

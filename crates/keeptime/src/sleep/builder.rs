@@ -193,6 +193,16 @@ impl SleeperBuilder {
         self
     }
 
+    /// Starts the sleeper from the default profile in force
+    /// ([`set_default_profile`](crate::set_default_profile)), if one is set
+    /// (and from nothing otherwise): what a ticker made without a sleeper of
+    /// the program's does ([`Ticker::new`](crate::Ticker::new)). The profile
+    /// in force when the sleeper is built counts; a later change does not
+    /// touch it.
+    pub fn with_default_profile(self) -> Self {
+        crate::default_profile::starting(self).0
+    }
+
     /// A sleeper on the real clock.
     pub fn build(self) -> Sleeper {
         let platform = System::new(self.timer_slack);

@@ -147,7 +147,9 @@ pub struct Ticker<P: Platform = System> {
 
 impl Ticker {
     /// A ticker with the default policy ([`MissedTicks::Skip`]) and an
-    /// [`Exact`](crate::Mode::Exact) sleeper, starting now.
+    /// [`Exact`](crate::Mode::Exact) sleeper, starting now. The sleeper
+    /// starts from the default profile in force, if one is set
+    /// ([`set_default_profile`](crate::set_default_profile)).
     ///
     /// # Errors
     /// [`Error::ZeroPeriod`] for a zero period.
@@ -155,12 +157,17 @@ impl Ticker {
         Self::with_missed(period, MissedTicks::default())
     }
 
-    /// A ticker with the given missed-tick policy, starting now.
+    /// A ticker with the given missed-tick policy, starting now, its sleeper
+    /// started from the default profile in force as in [`Ticker::new`].
     ///
     /// # Errors
     /// [`Error::ZeroPeriod`] for a zero period.
     pub fn with_missed(period: Duration, policy: MissedTicks) -> Result<Self, Error> {
-        Self::with_sleeper(period, policy, SleeperBuilder::default().build())
+        Self::with_sleeper(
+            period,
+            policy,
+            SleeperBuilder::default().with_default_profile().build(),
+        )
     }
 }
 
