@@ -51,6 +51,11 @@ func SleepUntil(t time.Time) {
 // its old sleeper, which is then dropped. A Sleeper the program made
 // itself is never touched.
 //
+// A Ticker made by NewTicker after the call waits with a sleeper started
+// from p (or fresh) too; a Ticker that already exists keeps its sleeper
+// and what it learned, and one made by NewTickerWith waits with the
+// program's sleeper, as it is.
+//
 // It cannot fail: LoadProfile has already refused a bad profile, or one
 // made on another machine unless IgnoreMachine was given. The model is
 // loaded from p here, once, and a Profile is immutable, so p may be used
@@ -86,7 +91,8 @@ func SetDefaultProfile(p *Profile) {
 // A default profile (SetDefaultProfile) is a new generation: the free list
 // is dropped, a sleeper made when the list is empty starts from the
 // profile's model, and a sleeper borrowed under an older generation is not
-// taken back.
+// taken back. NewTicker's sleeper is made the same way (newSleeper), but
+// belongs to its ticker, never to the list.
 var sharedSleepers sleeperPool
 
 // maxSharedSleepers bounds the free list (each sleeper is ~31 KiB); sleepers
@@ -133,11 +139,27 @@ func (p *sleeperPool) get() (*Sleeper, uint64) {
 	}
 	start := p.start
 	p.mu.Unlock()
+	return sleeperFrom(start), gen
+}
+
+// newSleeper makes a sleeper the way the pool does, from the default
+// profile in force now: the sleeper of a Ticker made by NewTicker.
+func (p *sleeperPool) newSleeper() *Sleeper {
+	p.mu.Lock()
+	start := p.start
+	p.mu.Unlock()
+	return sleeperFrom(start)
+}
+
+// sleeperFrom is a default sleeper (Exact, the default tail target, not
+// slept) started from the model start, or fresh if start is nil. The copy
+// is made outside the pool's lock: start is never written after it is made.
+func sleeperFrom(start *estimator) *Sleeper {
 	s := NewSleeper(Exact)
 	if start != nil {
 		s.est = *start // as UseProfile: a copy of the loaded model
 	}
-	return s, gen
+	return s
 }
 
 // toHandoff is a sleep of a borrowed sleeper up to its hand-off: the

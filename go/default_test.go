@@ -1,6 +1,7 @@
 package keeptime
 
 import (
+	"errors"
 	"reflect"
 	"sync"
 	"testing"
@@ -214,5 +215,79 @@ func TestSetDefaultProfile(t *testing.T) {
 	SetDefaultProfile(nil)
 	if s, _ := sharedSleepers.get(); !reflect.DeepEqual(s, NewSleeper(Exact)) {
 		t.Fatal("after SetDefaultProfile(nil), Sleep's sleeper is not fresh")
+	}
+}
+
+// unclocked is a sleeper as it was made: a ticker's start reads the clock,
+// which a sleeper gets at its first use, so that is left out.
+func unclocked(s *Sleeper) Sleeper {
+	c := *s
+	c.p = nil
+	return c
+}
+
+// NewTicker's sleeper starts from the default profile in force when the
+// ticker is made; a later change leaves existing tickers alone, and a
+// ticker given the program's sleeper waits with it as it is.
+func TestNewTickerStartsFromTheDefaultProfile(t *testing.T) {
+	p := learnedProfile(t)
+	t.Cleanup(func() { SetDefaultProfile(nil) })
+	SetDefaultProfile(nil)
+	before, err := NewTicker(time.Millisecond, Skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unclocked(before.sleeper), *NewSleeper(Exact)) {
+		t.Fatal("with no default profile, NewTicker's sleeper is not fresh")
+	}
+	own := NewSleeper(Exact)
+	withOwn, err := NewTickerWith(own, time.Millisecond, Skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	SetDefaultProfile(p)
+	loaded, err := NewTicker(time.Millisecond, Burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unclocked(loaded.sleeper), *startedFrom(t, p)) {
+		t.Fatal("NewTicker's sleeper was not started from the default profile")
+	}
+	if !reflect.DeepEqual(unclocked(before.sleeper), *NewSleeper(Exact)) {
+		t.Fatal("a ticker made before the change was touched")
+	}
+	if withOwn.sleeper != own || !reflect.DeepEqual(unclocked(own), *NewSleeper(Exact)) {
+		t.Fatal("NewTickerWith's sleeper was replaced or changed")
+	}
+	if tk, err := NewTicker(0, Skip); tk != nil || !errors.Is(err, ErrInvalidPeriod) {
+		t.Fatalf("NewTicker(0) = %v, %v", tk, err)
+	}
+	// Each ticker gets its own copy of the model.
+	loaded.sleeper.est.beginSleep()
+	loaded.sleeper.est.observe(1_000_000, 5_000)
+	other, err := NewTicker(time.Millisecond, Skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unclocked(other.sleeper), *startedFrom(t, p)) {
+		t.Fatal("a ticker's learning reached the default profile's model")
+	}
+
+	// A ticker made under the profile keeps its model after a change.
+	kept := *loaded.sleeper
+	SetDefaultProfile(nil)
+	if !reflect.DeepEqual(*loaded.sleeper, kept) || !reflect.DeepEqual(unclocked(other.sleeper), *startedFrom(t, p)) {
+		t.Fatal("clearing the default touched an existing ticker")
+	}
+	if !reflect.DeepEqual(unclocked(own), *NewSleeper(Exact)) {
+		t.Fatal("NewTickerWith's sleeper changed")
+	}
+	fresh, err := NewTicker(time.Millisecond, Skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(unclocked(fresh.sleeper), *NewSleeper(Exact)) {
+		t.Fatal("after SetDefaultProfile(nil), NewTicker's sleeper is not fresh")
 	}
 }

@@ -85,8 +85,9 @@
 //
 // A host profile (Profile: what an earlier run on this machine learned)
 // starts a Sleeper of your own with Sleeper.UseProfile, and the shared
-// sleepers behind Sleep and SleepUntil with SetDefaultProfile, called once
-// at start-up; otherwise they start fresh.
+// sleepers behind Sleep and SleepUntil, and those of the tickers NewTicker
+// makes from then on, with SetDefaultProfile, called once at start-up;
+// otherwise they start fresh.
 //
 // A precise wake-up needs a free P (GOMAXPROCS slot) at the moment the OS
 // wait ends. If every P is busy running other goroutines, the Go scheduler

@@ -173,7 +173,7 @@ type profileSection struct {
 //		_ = s.UseProfile(p) // before the sleeper's first sleep
 //	}
 //	t, _ := keeptime.NewTickerWith(s, time.Millisecond, keeptime.Skip) // the ticker starts from it too
-//	keeptime.SetDefaultProfile(p) // Sleep and SleepUntil start from it too (nil: fresh)
+//	keeptime.SetDefaultProfile(p) // Sleep, SleepUntil and NewTicker start from it too (nil: fresh)
 //
 // A Profile is immutable once made and safe for concurrent use.
 type Profile struct {

@@ -112,8 +112,17 @@ type Ticker struct {
 // NewTicker returns a ticker with the given period and missed-tick policy,
 // starting now. A zero or negative period returns an error wrapping
 // ErrInvalidPeriod.
+//
+// The ticker waits with a new Exact sleeper of its own (the default tail
+// target), started from the default profile in force now (SetDefaultProfile,
+// as Sleeper.UseProfile would), or fresh if none is set. A later
+// SetDefaultProfile does not touch the ticker. For other settings, or a
+// profile of its own, give the ticker a sleeper: NewTickerWith.
 func NewTicker(period time.Duration, policy MissedTicks) (*Ticker, error) {
-	return newTickerOn(NewSleeper(Exact), period, policy)
+	if period <= 0 {
+		return nil, fmt.Errorf("%w (got %v)", ErrInvalidPeriod, period)
+	}
+	return newTickerOn(sharedSleepers.newSleeper(), period, policy)
 }
 
 // NewTickerWith returns a ticker that waits with s, starting now: the
