@@ -60,7 +60,7 @@ public final class KeepTime {
             this.profile = profile;
         }
 
-        /** A new thread sleeper with the usual settings, started from this setting. */
+        /** A new sleeper with the usual settings, started from this setting (thread sleepers, tickers' own). */
         Sleeper newSleeper() {
             return profile == null ? Sleeper.create() : Sleeper.builder().profile(profile).build();
         }
@@ -101,6 +101,18 @@ public final class KeepTime {
     }
 
     /**
+     * A new sleeper with the usual settings ({@link Mode#EXACT}, the default
+     * {@link TailTarget}, the real clock) started from the default profile in
+     * force now, or a fresh one if none is set: the sleeper of a
+     * {@link Ticker} made without one ({@code spec/estimator.md},
+     * <em>Default sleepers</em>, <em>Tickers</em>). A later
+     * {@link #setDefaultProfile(Profile)} does not touch it.
+     */
+    static Sleeper defaultSleeper() {
+        return defaultProfile.newSleeper();
+    }
+
+    /**
      * Sets the host profile the thread sleepers behind the static methods
      * start from ({@code spec/estimator.md}, <em>Default sleepers</em>);
      * {@code null} clears it. From then on each thread's sleeper, at its next
@@ -111,7 +123,11 @@ public final class KeepTime {
      * it with a fresh one the same way. What the replaced sleeper learned and
      * its {@link Sleeper#stats() stats} are dropped, and so is a mode or
      * target set on it; a {@link Sleeper} the program built itself is never
-     * touched. Cannot fail:
+     * touched. A {@link Ticker} made from then on without a sleeper
+     * ({@link Ticker#every(Duration)}, {@link Ticker#every(Duration, MissedTicks)},
+     * a {@link Ticker#builder(Duration)} given none) waits with a new sleeper
+     * started from the profile in force when it is made; a later call does not
+     * touch a ticker that exists, and a ticker given a sleeper keeps it. Cannot fail:
      * {@link Profile#load(java.nio.file.Path, Profile.Option...)} has already
      * checked the profile (its format, and the machine unless asked to ignore
      * it), and a {@code Profile} is immutable. Set it once, at
@@ -124,8 +140,8 @@ public final class KeepTime {
      * KeepTime.sleep(Duration.ofNanos(100_000));         // this thread's sleeper starts from p
      * }</pre>
      *
-     * @param profile the profile the thread sleepers start from, or
-     *     {@code null} for fresh ones
+     * @param profile the profile the thread sleepers (and the sleepers of
+     *     tickers made without one) start from, or {@code null} for fresh ones
      */
     public static void setDefaultProfile(Profile profile) {
         defaultProfile = new Default(profile);

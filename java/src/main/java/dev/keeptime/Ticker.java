@@ -68,8 +68,11 @@ public final class Ticker implements AutoCloseable {
     }
 
     /**
-     * A ticker with the default policy ({@link MissedTicks#SKIP}) and an
-     * {@link Mode#EXACT} sleeper, starting now.
+     * A ticker with the default policy ({@link MissedTicks#SKIP}) and a new
+     * {@link Mode#EXACT} sleeper, starting now. The sleeper starts from the
+     * {@link KeepTime#setDefaultProfile(Profile) default profile} in force
+     * now (fresh if none), as {@link Sleeper.Builder#profile(Profile)} starts
+     * one; a later change of the default does not touch this ticker.
      *
      * @param period time between slots, positive
      * @return a new ticker
@@ -81,8 +84,11 @@ public final class Ticker implements AutoCloseable {
     }
 
     /**
-     * A ticker with the given missed-tick policy and an {@link Mode#EXACT}
-     * sleeper, starting now.
+     * A ticker with the given missed-tick policy and a new {@link Mode#EXACT}
+     * sleeper, starting now. The sleeper starts from the
+     * {@link KeepTime#setDefaultProfile(Profile) default profile} in force
+     * now (fresh if none), as {@link Sleeper.Builder#profile(Profile)} starts
+     * one; a later change of the default does not touch this ticker.
      *
      * @param period time between slots, positive
      * @param policy what to do with deadlines that passed
@@ -93,13 +99,14 @@ public final class Ticker implements AutoCloseable {
     public static Ticker every(Duration period, MissedTicks policy) {
         Objects.requireNonNull(period, "period");
         Objects.requireNonNull(policy, "policy");
-        return every(period, policy, Sleeper.create());
+        return every(period, policy, KeepTime.defaultSleeper());
     }
 
     /**
      * A ticker that waits with {@code sleeper} (its mode, platform and
      * learned margins), starting at the sleeper's current clock reading. The
-     * ticker takes the sleeper over: do not use it elsewhere meanwhile.
+     * ticker takes the sleeper over: do not use it elsewhere meanwhile. The
+     * {@link KeepTime#setDefaultProfile(Profile) default profile} plays no part.
      *
      * @param period time between slots, positive
      * @param policy what to do with deadlines that passed
@@ -122,7 +129,9 @@ public final class Ticker implements AutoCloseable {
      *
      * @param period time between slots, positive
      * @return a builder with the defaults: {@link MissedTicks#SKIP}, a new
-     *     {@link Mode#EXACT} sleeper, no idle hint
+     *     {@link Mode#EXACT} sleeper started from the
+     *     {@link KeepTime#setDefaultProfile(Profile) default profile} in force
+     *     at {@link Builder#build()}, no idle hint
      * @throws IllegalArgumentException if {@code period} is zero or negative
      * @throws NullPointerException if {@code period} is null
      */
@@ -156,8 +165,12 @@ public final class Ticker implements AutoCloseable {
         }
 
         /**
-         * The sleeper to wait with (default: a new {@link Mode#EXACT} one).
-         * The ticker takes it over, and {@link Ticker#close()} closes it.
+         * The sleeper to wait with, as it is. Default: a new
+         * {@link Mode#EXACT} one, made by {@link #build()} and started from
+         * the {@link KeepTime#setDefaultProfile(Profile) default profile} in
+         * force then (fresh if none), as {@link Sleeper.Builder#profile(Profile)}
+         * starts one; a later change of the default does not touch it. The
+         * ticker takes the sleeper over, and {@link Ticker#close()} closes it.
          *
          * @param sleeper the sleeper
          * @return this builder
@@ -210,12 +223,15 @@ public final class Ticker implements AutoCloseable {
         /**
          * Builds the ticker, starting its schedule now; with
          * {@link #idleHint(long)}, makes the request (refused or not, the
-         * ticker is built).
+         * ticker is built). Given no {@link #sleeper(Sleeper) sleeper}, the
+         * ticker waits with a new one started from the
+         * {@link KeepTime#setDefaultProfile(Profile) default profile} in
+         * force now.
          *
          * @return a new ticker
          */
         public Ticker build() {
-            return new Ticker(period, policy, sleeper != null ? sleeper : Sleeper.create(), pmQos, idleHintUs);
+            return new Ticker(period, policy, sleeper != null ? sleeper : KeepTime.defaultSleeper(), pmQos, idleHintUs);
         }
     }
 

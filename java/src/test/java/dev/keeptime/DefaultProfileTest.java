@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,9 +17,10 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link KeepTime#setDefaultProfile(Profile)}: the thread sleepers behind the
  * static methods are replaced by ones started from the default profile, or
- * fresh ones when it is cleared ({@code spec/estimator.md}, <em>Default
- * sleepers</em>). Decisions are checked exactly; the one real sleep checks
- * only that it never ends early.
+ * fresh ones when it is cleared, and a {@link Ticker} made without a sleeper
+ * waits with one started from the default in force when it is made
+ * ({@code spec/estimator.md}, <em>Default sleepers</em>). Decisions are
+ * checked exactly; the one real sleep checks only that it never ends early.
  */
 class DefaultProfileTest {
     /** A profile of a sleeper that slept 600 times on a simulated clock. */
@@ -204,5 +206,94 @@ class DefaultProfileTest {
         assertNotSame(after, fresh);
         assertEquals(1, fresh.stats().sleeps());
         assertEquals(3, after.stats().sleeps());
+    }
+
+    /** The tickers made without a sleeper: {@code every(period)}, {@code every(period, policy)}, a bare builder's. */
+    private static List<Ticker> tickersWithoutASleeper() {
+        return List.of(
+                Ticker.every(Duration.ofMillis(1)),
+                Ticker.every(Duration.ofMillis(2), MissedTicks.BURST),
+                Ticker.builder(Duration.ofMillis(3)).missedTicks(MissedTicks.DELAY).build());
+    }
+
+    @Test
+    void aTickerMadeWithoutASleeperStartsFromTheDefaultInForce() {
+        KeepTime.setDefaultProfile(profile);
+        List<Ticker> tickers = tickersWithoutASleeper();
+        Sleeper thread = KeepTime.threadSleeper();
+        for (Ticker t : tickers) {
+            assertStartedFrom(profile, t.sleeper());
+            assertNotSame(thread, t.sleeper()); // its own, not the thread's
+            t.close();
+        }
+        assertNotSame(tickers.get(0).sleeper(), tickers.get(1).sleeper());
+        assertNotSame(tickers.get(1).sleeper(), tickers.get(2).sleeper());
+        // The ticker's own settings are still its own.
+        assertEquals(MissedTicks.SKIP, tickers.get(0).missedTicks());
+        assertEquals(MissedTicks.BURST, tickers.get(1).missedTicks());
+        assertEquals(MissedTicks.DELAY, tickers.get(2).missedTicks());
+        assertEquals(Duration.ofMillis(3), tickers.get(2).period());
+    }
+
+    @Test
+    void aLaterChangeOfTheDefaultDoesNotTouchATickerThatExists() {
+        List<Ticker> fresh = tickersWithoutASleeper(); // before any default
+        for (Ticker t : fresh) {
+            assertStartedFrom(empty, t.sleeper());
+        }
+        KeepTime.setDefaultProfile(profile);
+        List<Ticker> fromProfile = tickersWithoutASleeper();
+        for (int i = 0; i < fresh.size(); i++) {
+            Sleeper before = fresh.get(i).sleeper();
+            assertStartedFrom(empty, before); // not replaced, still fresh
+            assertSame(before, fresh.get(i).sleeper());
+            assertStartedFrom(profile, fromProfile.get(i).sleeper());
+        }
+        // Cleared: tickers made from then on are fresh; those made before keep the profile's model.
+        KeepTime.setDefaultProfile(null);
+        List<Ticker> cleared = tickersWithoutASleeper();
+        for (int i = 0; i < fresh.size(); i++) {
+            assertStartedFrom(profile, fromProfile.get(i).sleeper());
+            assertStartedFrom(empty, cleared.get(i).sleeper());
+            fresh.get(i).close();
+            fromProfile.get(i).close();
+            cleared.get(i).close();
+        }
+    }
+
+    @Test
+    void aTickerGivenASleeperWaitsWithThatSleeperAsItIs() throws InterruptedException {
+        SimPlatform sim = new SimPlatform(0);
+        sim.setDefaultOvershoot(4_000);
+        Sleeper own = Sleeper.builder().platform(sim).mode(Mode.SPIN).build();
+        own.sleepUntil(100_000);
+        Profile learned = Profile.of(own.estimator(), ProfileTest.HERE);
+        SleeperStats stats = own.stats();
+        KeepTime.setDefaultProfile(profile);
+        Ticker every = Ticker.every(Duration.ofMillis(1), MissedTicks.SKIP, own);
+        Ticker built = Ticker.builder(Duration.ofMillis(1)).sleeper(own).build();
+        KeepTime.setDefaultProfile(null);
+        for (Ticker t : List.of(every, built)) {
+            assertSame(own, t.sleeper());
+        }
+        assertEquals(Mode.SPIN, own.mode());
+        assertEquals(learned, Profile.of(own.estimator(), ProfileTest.HERE));
+        assertNotEquals(profile, learned);
+        assertEquals(stats, own.stats());
+        assertEquals(1, own.estimator().sleeps());
+    }
+
+    @Test
+    void aBuiltTickersIdleHintStaysTheTickersWithADefaultSleeper() {
+        IdleHintTest.FakeDevice device = new IdleHintTest.FakeDevice();
+        PmQos registry = new PmQos(device, new IdleHintTest.RecordingLogger());
+        KeepTime.setDefaultProfile(profile);
+        Ticker t = Ticker.builder(Duration.ofMillis(1)).pmQos(registry).idleHint(5).build();
+        assertStartedFrom(profile, t.sleeper());
+        assertEquals(IdleHintStatus.State.HELD, t.idleHintStatus().state());
+        assertEquals(IdleHintStatus.NOT_REQUESTED, t.sleeper().idleHintStatus()); // the ticker's, not its sleeper's
+        assertEquals(List.of("open", "write 5"), device.log);
+        t.close();
+        assertEquals(List.of("open", "write 5", "close"), device.log);
     }
 }
