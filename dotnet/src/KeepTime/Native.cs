@@ -177,6 +177,7 @@ namespace Dev.KeepTime
         }
 
         [DllImport(Lib)] internal static extern int kt_ticker_create(long periodNs, int policy, int mode, out TickerHandle ticker);
+        [DllImport(Lib)] internal static extern int kt_ticker_create_with_sleeper(long periodNs, int policy, SleeperHandle sleeper, out TickerHandle ticker);
         [DllImport(Lib)] internal static extern int kt_ticker_wait(TickerHandle t, out kt_tick tick);
         [DllImport(Lib)] internal static extern int kt_ticker_stats(TickerHandle t, out kt_stats stats);
         [DllImport(Lib)] internal static extern int kt_ticker_reset(TickerHandle t);

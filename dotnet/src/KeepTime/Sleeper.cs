@@ -149,14 +149,21 @@ namespace Dev.KeepTime
         /// Starts the sleeper from a host profile (<see cref="Dev.KeepTime.Profile.Load"/>,
         /// which refuses one from another machine): it answers at once as one that
         /// had made the profile's OS waits, then learns as any sleeper. The sleeper
-        /// copies the profile when built; null starts from nothing (the default).
+        /// (or the ticker's, <see cref="BuildTicker"/>) copies the profile when
+        /// built; null starts from nothing, or a ticker from the default profile
+        /// in force (the default).
         /// </summary>
         public SleeperBuilder Profile(Profile profile) { _profile = profile; return this; }
 
         /// <summary>A new sleeper with these settings.</summary>
         public Sleeper Build() { return new Sleeper(this); }
 
-        /// <summary>A ticker whose sleeper has these settings.</summary>
+        /// <summary>
+        /// A ticker whose sleeper has these settings, starting now: it starts from
+        /// this builder's profile if it was given one, else from the default
+        /// profile in force when the ticker is made (<see cref="KeepTime.SetDefaultProfile"/>),
+        /// else fresh. A disposed profile throws ObjectDisposedException.
+        /// </summary>
         public Ticker BuildTicker(TimeSpan period, MissedTicks policy = MissedTicks.Skip) { return new Ticker(period, policy, this); }
     }
 

@@ -81,17 +81,42 @@ namespace Dev.KeepTime
         private readonly TickerHandle _h;
         private int _busy;
 
-        /// <summary>A ticker with an exact sleeper with default settings, starting now.</summary>
+        /// <summary>
+        /// A ticker with an exact sleeper with default settings, starting now. Its
+        /// sleeper starts from the default profile in force when the ticker is made
+        /// (<see cref="KeepTime.SetDefaultProfile"/>), else fresh; a later change of
+        /// the default does not touch it.
+        /// </summary>
         public Ticker(TimeSpan period, MissedTicks policy = MissedTicks.Skip) : this(period, policy, new SleeperBuilder()) { }
 
-        /// <summary>A ticker whose sleeper has the builder's settings, starting now.</summary>
+        /// <summary>
+        /// A ticker whose sleeper has the builder's settings, starting now. Its
+        /// sleeper starts from the builder's profile (<see cref="SleeperBuilder.Profile"/>)
+        /// if it was given one, else from the default profile in force when the
+        /// ticker is made (<see cref="KeepTime.SetDefaultProfile"/>), else fresh; a
+        /// later change of the default does not touch it. A disposed profile
+        /// throws ObjectDisposedException.
+        /// </summary>
         public Ticker(TimeSpan period, MissedTicks policy, SleeperBuilder settings)
         {
             if (settings == null) throw new ArgumentNullException("settings");
             long ns = Periods.Ns(period, "period");
             int p = Periods.Policy(policy, "policy");
             Native.EnsureLoaded();
-            Native.Check(Native.kt_ticker_create(ns, p, (int)settings._mode, out _h), "creating a ticker");
+            if (settings._profile != null)
+            {
+                // The builder's profile: a sleeper started from it (as Sleeper
+                // builds one), which the ticker copies; the copy is the ticker's,
+                // this one is freed here.
+                if (settings._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
+                SleeperHandle sleeper;
+                Native.Check(Native.kt_sleeper_create_with_profile((int)settings._mode, settings._keepTimerSlack ? 1u : 0u, settings._profile._h, out sleeper), "creating a ticker's sleeper from a profile");
+                using (sleeper)
+                    Native.Check(Native.kt_ticker_create_with_sleeper(ns, p, sleeper, out _h), "creating a ticker");
+            }
+            else
+                // keeptime's own sleeper, from the default profile in force, if any.
+                Native.Check(Native.kt_ticker_create(ns, p, (int)settings._mode, out _h), "creating a ticker");
             Native.Check(Native.kt_ticker_set_tail_target(_h, settings._tail.Share), "setting the tail target");
             Native.Check(Native.kt_ticker_set_min_spin_ns(_h, settings._minSpinNs), "setting the minimum spin");
             if (settings._idleHintUs >= 0) Native.Check(Native.kt_ticker_set_idle_hint(_h, settings._idleHintUs), "setting the idle hint");

@@ -1,8 +1,9 @@
 // Host profiles through the C ABI: written from a sleeper and loaded back,
 // refused from another machine (unless asked), bad and cut files refused with
 // the line, sleepers started from a profile never early by the caller's own
-// clock, and the default profile behind the static sleeps (set, cleared,
-// refused when disposed, the program's own sleepers left alone).
+// clock, the default profile behind the static sleeps (set, cleared,
+// refused when disposed, the program's own sleepers left alone), and tickers
+// started from a builder's profile or the default one, never early.
 using System;
 using System.IO;
 using NUnit.Framework;
@@ -191,6 +192,97 @@ namespace Dev.KeepTime.Tests
                 Assert.AreEqual(0, EarlyStaticSleeps(TimeSpan.FromTicks(3000), 5));
             }
             finally { KeepTime.SetDefaultProfile(null); }
+        }
+
+        /// <summary>
+        /// Waits for <paramref name="n"/> ticks: each delivered no earlier than its
+        /// slot by NowNs, slots in order one after another (Burst) on the schedule
+        /// start + k·period.
+        /// </summary>
+        private static void AssertTicksNeverEarlyAndInOrder(Ticker t, ulong periodNs, int n)
+        {
+            long lastIndex = 0;
+            ulong lastScheduled = 0;
+            for (int i = 0; i < n; i++)
+            {
+                Tick tick = t.Wait();
+                ulong now = KeepTime.NowNs();
+                Assert.That(now, Is.GreaterThanOrEqualTo(tick.ScheduledNs), "tick " + tick.Index + " early");
+                Assert.AreEqual(lastIndex + 1, tick.Index, "slots in order");
+                if (lastIndex > 0) Assert.AreEqual(lastScheduled + periodNs, tick.ScheduledNs, "no drift");
+                Assert.That(tick.LatenessNs, Is.GreaterThanOrEqualTo(0L));
+                lastIndex = tick.Index;
+                lastScheduled = tick.ScheduledNs;
+            }
+            Assert.AreEqual((long)n, t.Stats.Ticks);
+        }
+
+        [Test]
+        public void ATickerFromABuildersProfileTicksNeverEarlyAndInOrder()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                var period = TimeSpan.FromTicks(3000); // 300 us
+                Ticker built, constructed, spin;
+                using (var p = Profile.Load(path))
+                {
+                    built = Sleeper.Builder().Profile(p).TailTarget(TailTarget.Strict).BuildTicker(period, MissedTicks.Burst);
+                    constructed = new Ticker(period, MissedTicks.Burst, Sleeper.Builder().Profile(p).KeepTimerSlack());
+                    spin = Sleeper.Builder().Mode(SleepMode.Spin).Profile(p).BuildTicker(period, MissedTicks.Burst);
+                }
+                // The tickers copied the profile: it is disposed from here on.
+                using (built)
+                    AssertTicksNeverEarlyAndInOrder(built, 300000, 100);
+                using (constructed)
+                    AssertTicksNeverEarlyAndInOrder(constructed, 300000, 50);
+                using (spin)
+                    AssertTicksNeverEarlyAndInOrder(spin, 300000, 20);
+            }
+            finally { File.Delete(path); }
+        }
+
+        [Test]
+        public void ABuilderWithADisposedProfileThrowsFromBuildTicker()
+        {
+            var disposed = Profile.Load(LearnedProfileAndKeep());
+            disposed.Dispose();
+            var b = Sleeper.Builder().Profile(disposed);
+            Assert.Throws<ObjectDisposedException>(() => b.BuildTicker(TimeSpan.FromMilliseconds(1)));
+            Assert.Throws<ObjectDisposedException>(() => new Ticker(TimeSpan.FromMilliseconds(1), MissedTicks.Skip, b));
+            // Without it the same builder makes a ticker.
+            using (var t = b.Profile(null).BuildTicker(TimeSpan.FromTicks(2000), MissedTicks.Burst))
+                AssertTicksNeverEarlyAndInOrder(t, 200000, 3);
+        }
+
+        [Test]
+        public void ATickerMadeAfterADefaultProfileTicksNeverEarly()
+        {
+            string path = LearnedProfile();
+            try
+            {
+                using (var p = Profile.Load(path))
+                    KeepTime.SetDefaultProfile(p);
+                var period = TimeSpan.FromTicks(3000);
+                using (var t = new Ticker(period, MissedTicks.Burst))
+                using (var b = Sleeper.Builder().TailTarget(TailTarget.Relaxed).BuildTicker(period, MissedTicks.Burst))
+                {
+                    AssertTicksNeverEarlyAndInOrder(t, 300000, 50);
+                    AssertTicksNeverEarlyAndInOrder(b, 300000, 50);
+                    // A later change of the default leaves existing tickers alone.
+                    KeepTime.SetDefaultProfile(null);
+                    for (int i = 0; i < 20; i++)
+                    {
+                        Tick tick = t.Wait();
+                        Assert.That(KeepTime.NowNs(), Is.GreaterThanOrEqualTo(tick.ScheduledNs), "tick " + tick.Index + " early");
+                    }
+                }
+            }
+            finally
+            {
+                KeepTime.SetDefaultProfile(null);
+                File.Delete(path);
+            }
         }
 
         private static string s_kept;
