@@ -278,6 +278,7 @@ class Ticker:
         min_spin: Optional[_Seconds] = None,
         tail_target: Optional[_TailTarget] = None,
         idle_hint_us: Optional[int] = None,
+        profile: Union[Profile, str, PathLike[str], None] = None,
     ) -> Self: ...
     @staticmethod
     def from_ns(
@@ -289,6 +290,7 @@ class Ticker:
         min_spin: Optional[_Seconds] = None,
         tail_target: Optional[_TailTarget] = None,
         idle_hint_us: Optional[int] = None,
+        profile: Union[Profile, str, PathLike[str], None] = None,
     ) -> Ticker:
         """A ticker whose period is given in nanoseconds."""
     def tick(self) -> Tick:

@@ -299,6 +299,11 @@ impl PySchedule {
 ///   caught up; for loops that must process every slot.
 /// * ``"delay"``: deliver the late slot and restart the schedule from now.
 ///
+/// ``profile`` (a :class:`Profile`, or the path of one; default ``None``)
+/// starts the ticker's sleeper from what an earlier run on this machine
+/// learned, as for :class:`Sleeper`; without one it starts from the default
+/// profile in force (:func:`set_default_profile`), if one is set.
+///
 /// ``idle_hint_us`` (an int from 0 to 2**31 - 1, default ``None``) asks the
 /// kernel to keep CPU wake-up latency at most that many µs while the ticker
 /// lives, as for :class:`Sleeper` (its docstring has the details). **The
@@ -375,7 +380,7 @@ impl PyTicker {
 #[pymethods]
 impl PyTicker {
     #[new]
-    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
+    #[pyo3(signature = (period, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None, profile = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -386,10 +391,18 @@ impl PyTicker {
         min_spin: Option<&Bound<'_, PyAny>>,
         tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
+        profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = seconds_to_ns(period, Length::Period)?;
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
-        Self::build(py, period_ns, missed_arg(missed)?, settings, idle_hint_us)
+        Self::build(
+            py,
+            period_ns,
+            missed_arg(missed)?,
+            settings,
+            idle_hint_us,
+            profile,
+        )
     }
 
     /// A ticker whose period is ``period_ns`` nanoseconds (an int); otherwise
@@ -398,7 +411,7 @@ impl PyTicker {
     /// >>> keeptime.Ticker.from_ns(250_000).period
     /// 0.00025
     #[staticmethod]
-    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None))]
+    #[pyo3(signature = (period_ns, missed = "skip", *, mode = "exact", timer_slack = true, min_spin = None, tail_target = None, idle_hint_us = None, profile = None))]
     #[allow(clippy::too_many_arguments)]
     fn from_ns(
         py: Python<'_>,
@@ -409,10 +422,18 @@ impl PyTicker {
         min_spin: Option<&Bound<'_, PyAny>>,
         tail_target: Option<&Bound<'_, PyAny>>,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
+        profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let period_ns = ns_arg(period_ns, Length::Period)?;
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
-        Self::build(py, period_ns, missed_arg(missed)?, settings, idle_hint_us)
+        Self::build(
+            py,
+            period_ns,
+            missed_arg(missed)?,
+            settings,
+            idle_hint_us,
+            profile,
+        )
     }
 
     /// Wait for the next slot (or return at once if its deadline passed, as
@@ -577,9 +598,14 @@ impl PyTicker {
         missed: MissedTicks,
         settings: SleeperSettings,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
+        profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        // keeptime's own sleeper: from the default profile in force, if any.
-        let sleeper = settings.builder().with_default_profile().build();
+        // From the profile given, else from the default profile in force.
+        let sleeper = match profile {
+            Some(p) => crate::profile::with_profile_arg(py, p, |p| settings.builder().profile(p))?,
+            None => settings.builder().with_default_profile(),
+        }
+        .build();
         let (min_spin_ns, tail_target) = (settings.min_spin_ns, settings.target);
         let hint = idle_hint_arg(idle_hint_us)?;
         // Requested before the schedule starts (the request may open a device).

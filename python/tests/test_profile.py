@@ -48,6 +48,10 @@ def test_a_sleepers_profile_loads_back_and_starts_sleepers(tmp_path):
     assert back.machine == p.machine
     assert back.text() == path.read_text() == p.text()
     for profile in (back, path, str(path)):
+        t = keeptime.Ticker(0.0003, profile=profile)
+        for _ in range(10):
+            assert time.monotonic_ns() >= t.tick().scheduled_ns
+        assert keeptime.Ticker.from_ns(300_000, profile=profile).tick().index >= 1
         s = keeptime.Sleeper(profile=profile)
         assert never_early(s, 0.0003, 20) == 0
         assert never_early(s, 0.001, 5) == 0
