@@ -4,7 +4,7 @@ use crate::convert::{missed_arg, ns_arg, seconds_to_ns, Length};
 use crate::idle_hint::{idle_hint_arg, HintSlot, PyIdleHintStatus};
 use crate::sleeper::SleeperSettings;
 use crate::wait;
-use keeptime::{MissedTicks, Schedule, Step, TickNs, TickerStats};
+use keeptime::{Schedule, Step, TickNs, TickerStats};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -395,14 +395,7 @@ impl PyTicker {
     ) -> PyResult<Self> {
         let period_ns = seconds_to_ns(period, Length::Period)?;
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
-        Self::build(
-            py,
-            period_ns,
-            missed_arg(missed)?,
-            settings,
-            idle_hint_us,
-            profile,
-        )
+        Self::build(py, period_ns, missed, settings, idle_hint_us, profile)
     }
 
     /// A ticker whose period is ``period_ns`` nanoseconds (an int); otherwise
@@ -426,14 +419,7 @@ impl PyTicker {
     ) -> PyResult<Self> {
         let period_ns = ns_arg(period_ns, Length::Period)?;
         let settings = SleeperSettings::parse(mode, timer_slack, min_spin, tail_target)?;
-        Self::build(
-            py,
-            period_ns,
-            missed_arg(missed)?,
-            settings,
-            idle_hint_us,
-            profile,
-        )
+        Self::build(py, period_ns, missed, settings, idle_hint_us, profile)
     }
 
     /// Wait for the next slot (or return at once if its deadline passed, as
@@ -595,11 +581,12 @@ impl PyTicker {
     fn build(
         py: Python<'_>,
         period_ns: u64,
-        missed: MissedTicks,
+        missed: &str,
         settings: SleeperSettings,
         idle_hint_us: Option<&Bound<'_, PyAny>>,
         profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let missed = missed_arg(missed)?;
         // From the profile given, else from the default profile in force.
         let sleeper = match profile {
             Some(p) => crate::profile::with_profile_arg(py, p, |p| settings.builder().profile(p))?,
