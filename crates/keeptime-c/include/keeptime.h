@@ -51,6 +51,15 @@
 #define KT_SLEEPER_KEEP_TIMER_SLACK 1
 
 /**
+ * `kt_sleeper_create` flag: start the sleeper from the default profile in
+ * force (`kt_set_default_profile`), if one is set, as a ticker made by
+ * `kt_ticker_create` starts; a later change does not touch it. Not with
+ * `kt_sleeper_create_with_profile` (`KT_EINVAL`): that one starts from the
+ * profile it is given.
+ */
+#define KT_SLEEPER_DEFAULT_PROFILE 2
+
+/**
  * Tail target preset: 5 % of exact sleeps may end late (the cheapest).
  */
 #define KT_TAIL_RELAXED 0.05
@@ -748,7 +757,8 @@ int kt_profile_load(const char *path, uint32_t flags, struct kt_profile **out, c
  * free it whenever you like.
  *
  * Returns `KT_OK`; `KT_ENULL` if `profile` or `out` is NULL; `KT_EINVAL`
- * for an unknown mode or flag (`*out` is then NULL).
+ * for an unknown mode or flag, or `KT_SLEEPER_DEFAULT_PROFILE` (`*out` is
+ * then NULL).
  *
  * # Safety
  * `profile` is NULL or a live profile; `out` is NULL or valid for writing a
@@ -854,8 +864,9 @@ int kt_sleep_until_ns(uint64_t deadline_ns);
 struct kt_sleeper *kt_sleeper_new(int mode);
 
 /**
- * Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or
- * `KT_SLEEPER_KEEP_TIMER_SLACK`.
+ * Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or a
+ * combination of `KT_SLEEPER_KEEP_TIMER_SLACK` and
+ * `KT_SLEEPER_DEFAULT_PROFILE`.
  *
  * Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for an unknown
  * mode or flag (then `*out` is set to NULL).

@@ -70,8 +70,8 @@ pub use sleep::{
     kt_sleeper, kt_sleeper_create, kt_sleeper_free, kt_sleeper_mode, kt_sleeper_new,
     kt_sleeper_reset_stats, kt_sleeper_set_mode, kt_sleeper_set_tail_target, kt_sleeper_sleep_ns,
     kt_sleeper_sleep_until_ns, kt_sleeper_sleep_until_ns_interruptible, kt_sleeper_stats,
-    kt_sleeper_tail_target, KT_SLEEPER_KEEP_TIMER_SLACK, KT_TAIL_BALANCED, KT_TAIL_RELAXED,
-    KT_TAIL_STRICT,
+    kt_sleeper_tail_target, KT_SLEEPER_DEFAULT_PROFILE, KT_SLEEPER_KEEP_TIMER_SLACK,
+    KT_TAIL_BALANCED, KT_TAIL_RELAXED, KT_TAIL_STRICT,
 };
 pub use status::{kt_status, kt_strerror};
 pub use ticker::schedule::{

@@ -1,7 +1,7 @@
 //! Host profiles: start a sleeper from what an earlier run on this machine
 //! learned (`spec/estimator.md`, *Profile*).
 
-use crate::sleep::{builder_from_c, kt_sleeper};
+use crate::sleep::{builder_from_c, kt_sleeper, KT_SLEEPER_DEFAULT_PROFILE};
 use crate::status::kt_status::{KT_EINVAL, KT_ENULL, KT_EPROFILE};
 use crate::status::{free, give, guard, handle_ref, require, Status};
 use keeptime_core::profile::Profile;
@@ -122,7 +122,8 @@ pub unsafe extern "C" fn kt_profile_load(
 /// free it whenever you like.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `profile` or `out` is NULL; `KT_EINVAL`
-/// for an unknown mode or flag (`*out` is then NULL).
+/// for an unknown mode or flag, or `KT_SLEEPER_DEFAULT_PROFILE` (`*out` is
+/// then NULL).
 ///
 /// # Safety
 /// `profile` is NULL or a live profile; `out` is NULL or valid for writing a
@@ -140,6 +141,9 @@ pub unsafe extern "C" fn kt_sleeper_create_with_profile(
         unsafe { out.write(ptr::null_mut()) };
         // SAFETY: the caller's contract.
         let profile = unsafe { handle_ref(profile) }?;
+        if flags & KT_SLEEPER_DEFAULT_PROFILE != 0 {
+            return Err(KT_EINVAL);
+        }
         let inner = builder_from_c(mode, flags)?.profile(&profile.inner).build();
         // SAFETY: as above.
         unsafe { give(out, kt_sleeper { inner }) };

@@ -41,6 +41,13 @@ pub enum kt_mode {
 /// learns the larger overshoot and spins for it.
 pub const KT_SLEEPER_KEEP_TIMER_SLACK: u32 = 1;
 
+/// `kt_sleeper_create` flag: start the sleeper from the default profile in
+/// force (`kt_set_default_profile`), if one is set, as a ticker made by
+/// `kt_ticker_create` starts; a later change does not touch it. Not with
+/// `kt_sleeper_create_with_profile` (`KT_EINVAL`): that one starts from the
+/// profile it is given.
+pub const KT_SLEEPER_DEFAULT_PROFILE: u32 = 2;
+
 /// Asked while a wait is in progress, with the `ctx` given to the waiting
 /// call: after every signal that interrupts the OS wait (EINTR) and every
 /// 10 ms of a long spin. Return nonzero to keep waiting, 0 to give up (the
@@ -204,16 +211,22 @@ pub extern "C" fn kt_sleeper_new(mode: c_int) -> *mut kt_sleeper {
 /// (`KT_EINVAL` for an unknown mode or flag).
 pub(crate) fn builder_from_c(mode: c_int, flags: u32) -> Result<SleeperBuilder, Status> {
     let mode = mode_from_c(mode)?;
-    if flags & !KT_SLEEPER_KEEP_TIMER_SLACK != 0 {
+    if flags & !(KT_SLEEPER_KEEP_TIMER_SLACK | KT_SLEEPER_DEFAULT_PROFILE) != 0 {
         return Err(KT_EINVAL);
     }
-    Ok(Sleeper::builder()
+    let builder = Sleeper::builder()
         .mode(mode)
-        .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0))
+        .timer_slack(flags & KT_SLEEPER_KEEP_TIMER_SLACK == 0);
+    Ok(if flags & KT_SLEEPER_DEFAULT_PROFILE != 0 {
+        builder.with_default_profile()
+    } else {
+        builder
+    })
 }
 
-/// Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or
-/// `KT_SLEEPER_KEEP_TIMER_SLACK`.
+/// Creates a sleeper in `mode` and stores it in `*out`. `flags` is 0 or a
+/// combination of `KT_SLEEPER_KEEP_TIMER_SLACK` and
+/// `KT_SLEEPER_DEFAULT_PROFILE`.
 ///
 /// Returns `KT_OK`; `KT_ENULL` if `out` is NULL; `KT_EINVAL` for an unknown
 /// mode or flag (then `*out` is set to NULL).

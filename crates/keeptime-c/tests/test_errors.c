@@ -46,6 +46,7 @@ void test_status_enums_match_the_abi(void) {
     CHECK_INT(KT_STEP_WAIT, 0);
     CHECK_INT(KT_STEP_NOW, 1);
     CHECK_INT(KT_SLEEPER_KEEP_TIMER_SLACK, 1);
+    CHECK_INT(KT_SLEEPER_DEFAULT_PROFILE, 2);
     CHECK_INT(sizeof(kt_tick), 32);
     CHECK_INT(sizeof(kt_stats), 32);
     CHECK_INT(sizeof(kt_sleep_stats), 48);
@@ -77,7 +78,7 @@ void test_errors_sleeper(void) {
     CHECK_STATUS(kt_sleeper_create(99, 0, &s), KT_EINVAL);
     CHECK(s == NULL);
     s = (kt_sleeper *)&s;
-    CHECK_STATUS(kt_sleeper_create(KT_MODE_EXACT, 2, &s), KT_EINVAL);
+    CHECK_STATUS(kt_sleeper_create(KT_MODE_EXACT, 4, &s), KT_EINVAL);
     CHECK(s == NULL);
     CHECK_STATUS(kt_sleeper_create(KT_MODE_EXACT, 0xFFFFFFFFu, &s), KT_EINVAL);
     CHECK(s == NULL);

@@ -116,6 +116,7 @@ void test_default_profile_sets_and_clears(void) {
     char path[64];
     kt_profile *p = NULL;
     kt_ticker *t;
+    kt_sleeper *s;
     kt_tick tick;
     int i;
     if (temp_path(path, sizeof path) != 0 || learned_profile(path) != KT_OK) {
@@ -135,6 +136,19 @@ void test_default_profile_sets_and_clears(void) {
         CHECK(kt_mono_ns() >= tick.scheduled_ns);
     }
     kt_ticker_free(t);
+    /* A sleeper asked for it starts from it; with a profile of its own, the
+     * flag is refused. */
+    CHECK_STATUS(kt_sleeper_create(KT_MODE_EXACT, KT_SLEEPER_DEFAULT_PROFILE | KT_SLEEPER_KEEP_TIMER_SLACK, &s), KT_OK);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_INT(early_sleeps(s, 20, 300000), 0);
+        kt_sleeper_free(s);
+    }
+    CHECK_STATUS(kt_profile_load(path, 0, &p, NULL), KT_OK);
+    s = (kt_sleeper *)1;
+    CHECK_STATUS(kt_sleeper_create_with_profile(KT_MODE_EXACT, KT_SLEEPER_DEFAULT_PROFILE, p, &s), KT_EINVAL);
+    CHECK(s == NULL);
+    kt_profile_free(p);
     CHECK_STATUS(kt_set_default_profile(NULL), KT_OK);
     CHECK_INT(early_thread_sleeps(10, 300000), 0);
     unlink(path);

@@ -80,6 +80,8 @@ namespace Dev.KeepTime
         internal const string Lib = "keeptime";
 
         internal const int KT_OK = 0, KT_ENULL = -1, KT_EINVAL = -2, KT_EINTR = -3, KT_EPANIC = -4, KT_EPROFILE = -5;
+        /// <summary>kt_sleeper_create flags.</summary>
+        internal const uint KT_SLEEPER_KEEP_TIMER_SLACK = 1, KT_SLEEPER_DEFAULT_PROFILE = 2;
 
         private static readonly object s_loadLock = new object();
         private static volatile bool s_loaded;
@@ -176,7 +178,6 @@ namespace Dev.KeepTime
             finally { kt_string_free(p); }
         }
 
-        [DllImport(Lib)] internal static extern int kt_ticker_create(long periodNs, int policy, int mode, out TickerHandle ticker);
         [DllImport(Lib)] internal static extern int kt_ticker_create_with_sleeper(long periodNs, int policy, SleeperHandle sleeper, out TickerHandle ticker);
         [DllImport(Lib)] internal static extern int kt_ticker_wait(TickerHandle t, out kt_tick tick);
         [DllImport(Lib)] internal static extern int kt_ticker_stats(TickerHandle t, out kt_stats stats);

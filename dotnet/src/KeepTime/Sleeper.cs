@@ -191,10 +191,10 @@ namespace Dev.KeepTime
             if (b._profile != null)
             {
                 if (b._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
-                Native.Check(Native.kt_sleeper_create_with_profile((int)b._mode, b._keepTimerSlack ? 1u : 0u, b._profile._h, out _h), "creating a sleeper from a profile");
+                Native.Check(Native.kt_sleeper_create_with_profile((int)b._mode, b._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u, b._profile._h, out _h), "creating a sleeper from a profile");
             }
             else
-                Native.Check(Native.kt_sleeper_create((int)b._mode, b._keepTimerSlack ? 1u : 0u, out _h), "creating a sleeper");
+                Native.Check(Native.kt_sleeper_create((int)b._mode, b._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u, out _h), "creating a sleeper");
             Native.Check(Native.kt_sleeper_set_tail_target(_h, b._tail.Share), "setting the tail target");
             Native.Check(Native.kt_sleeper_set_min_spin_ns(_h, b._minSpinNs), "setting the minimum spin");
             if (b._idleHintUs >= 0) Native.Check(Native.kt_sleeper_set_idle_hint(_h, b._idleHintUs), "setting the idle hint");

@@ -103,20 +103,20 @@ namespace Dev.KeepTime
             long ns = Periods.Ns(period, "period");
             int p = Periods.Policy(policy, "policy");
             Native.EnsureLoaded();
+            // A sleeper with the builder's mode and timer slack, started from its
+            // profile, else from the default profile in force; the ticker copies
+            // it, and this one is freed here.
+            uint flags = settings._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u;
+            SleeperHandle sleeper;
             if (settings._profile != null)
             {
-                // The builder's profile: a sleeper started from it (as Sleeper
-                // builds one), which the ticker copies; the copy is the ticker's,
-                // this one is freed here.
                 if (settings._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
-                SleeperHandle sleeper;
-                Native.Check(Native.kt_sleeper_create_with_profile((int)settings._mode, settings._keepTimerSlack ? 1u : 0u, settings._profile._h, out sleeper), "creating a ticker's sleeper from a profile");
-                using (sleeper)
-                    Native.Check(Native.kt_ticker_create_with_sleeper(ns, p, sleeper, out _h), "creating a ticker");
+                Native.Check(Native.kt_sleeper_create_with_profile((int)settings._mode, flags, settings._profile._h, out sleeper), "creating a ticker's sleeper from a profile");
             }
             else
-                // keeptime's own sleeper, from the default profile in force, if any.
-                Native.Check(Native.kt_ticker_create(ns, p, (int)settings._mode, out _h), "creating a ticker");
+                Native.Check(Native.kt_sleeper_create((int)settings._mode, flags | Native.KT_SLEEPER_DEFAULT_PROFILE, out sleeper), "creating a ticker's sleeper");
+            using (sleeper)
+                Native.Check(Native.kt_ticker_create_with_sleeper(ns, p, sleeper, out _h), "creating a ticker");
             Native.Check(Native.kt_ticker_set_tail_target(_h, settings._tail.Share), "setting the tail target");
             Native.Check(Native.kt_ticker_set_min_spin_ns(_h, settings._minSpinNs), "setting the minimum spin");
             if (settings._idleHintUs >= 0) Native.Check(Native.kt_ticker_set_idle_hint(_h, settings._idleHintUs), "setting the idle hint");
