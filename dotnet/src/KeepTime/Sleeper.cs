@@ -165,6 +165,27 @@ namespace Dev.KeepTime
         /// else fresh. A disposed profile throws ObjectDisposedException.
         /// </summary>
         public Ticker BuildTicker(TimeSpan period, MissedTicks policy = MissedTicks.Skip) { return new Ticker(period, policy, this); }
+
+        /// <summary>
+        /// A native sleeper with this builder's mode and timer slack, started
+        /// from its profile if it was given one (a disposed profile throws
+        /// ObjectDisposedException), else created with
+        /// <paramref name="flags"/> added (a ticker's own sleeper:
+        /// KT_SLEEPER_DEFAULT_PROFILE). The other settings are the caller's to apply.
+        /// </summary>
+        internal SleeperHandle CreateNative(uint flags)
+        {
+            uint slack = _keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u;
+            SleeperHandle h;
+            if (_profile != null)
+            {
+                if (_profile._h.IsClosed) throw new ObjectDisposedException("Profile");
+                Native.Check(Native.kt_sleeper_create_with_profile((int)_mode, slack, _profile._h, out h), "creating a sleeper from a profile");
+            }
+            else
+                Native.Check(Native.kt_sleeper_create((int)_mode, slack | flags, out h), "creating a sleeper");
+            return h;
+        }
     }
 
     /// <summary>
@@ -188,13 +209,7 @@ namespace Dev.KeepTime
         internal Sleeper(SleeperBuilder b)
         {
             Native.EnsureLoaded();
-            if (b._profile != null)
-            {
-                if (b._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
-                Native.Check(Native.kt_sleeper_create_with_profile((int)b._mode, b._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u, b._profile._h, out _h), "creating a sleeper from a profile");
-            }
-            else
-                Native.Check(Native.kt_sleeper_create((int)b._mode, b._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u, out _h), "creating a sleeper");
+            _h = b.CreateNative(0u);
             Native.Check(Native.kt_sleeper_set_tail_target(_h, b._tail.Share), "setting the tail target");
             Native.Check(Native.kt_sleeper_set_min_spin_ns(_h, b._minSpinNs), "setting the minimum spin");
             if (b._idleHintUs >= 0) Native.Check(Native.kt_sleeper_set_idle_hint(_h, b._idleHintUs), "setting the idle hint");

@@ -106,16 +106,7 @@ namespace Dev.KeepTime
             // A sleeper with the builder's mode and timer slack, started from its
             // profile, else from the default profile in force; the ticker copies
             // it, and this one is freed here.
-            uint flags = settings._keepTimerSlack ? Native.KT_SLEEPER_KEEP_TIMER_SLACK : 0u;
-            SleeperHandle sleeper;
-            if (settings._profile != null)
-            {
-                if (settings._profile._h.IsClosed) throw new ObjectDisposedException("Profile");
-                Native.Check(Native.kt_sleeper_create_with_profile((int)settings._mode, flags, settings._profile._h, out sleeper), "creating a ticker's sleeper from a profile");
-            }
-            else
-                Native.Check(Native.kt_sleeper_create((int)settings._mode, flags | Native.KT_SLEEPER_DEFAULT_PROFILE, out sleeper), "creating a ticker's sleeper");
-            using (sleeper)
+            using (SleeperHandle sleeper = settings.CreateNative(Native.KT_SLEEPER_DEFAULT_PROFILE))
                 Native.Check(Native.kt_ticker_create_with_sleeper(ns, p, sleeper, out _h), "creating a ticker");
             Native.Check(Native.kt_ticker_set_tail_target(_h, settings._tail.Share), "setting the tail target");
             Native.Check(Native.kt_ticker_set_min_spin_ns(_h, settings._minSpinNs), "setting the minimum spin");
