@@ -3,11 +3,12 @@
 //! schedule ([`schedule`]).
 
 use crate::sleep::{
-    duration_from_c, kt_keep_going_fn, mode_from_c, tail_target_from_c, with_keep_going,
+    builder_from_c, duration_from_c, kt_keep_going_fn, mode_from_c, tail_target_from_c,
+    with_keep_going, KT_SLEEPER_DEFAULT_PROFILE,
 };
 use crate::status::kt_status::{KT_EINTR, KT_EINVAL};
 use crate::status::{free, give, guard, handle, handle_ref, require, write_out, Status};
-use keeptime_core::{MissedTicks, Sleeper, TickNs, Ticker, TickerStats};
+use keeptime_core::{MissedTicks, TickNs, Ticker, TickerStats};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 use std::time::Duration;
@@ -189,10 +190,7 @@ pub unsafe extern "C" fn kt_ticker_create(
         let period = period_from_c(period_ns)?;
         let policy = policy_from_c(policy)?;
         // keeptime's own sleeper: from the default profile in force, if any.
-        let sleeper = Sleeper::builder()
-            .mode(mode_from_c(mode)?)
-            .with_default_profile()
-            .build();
+        let sleeper = builder_from_c(mode, KT_SLEEPER_DEFAULT_PROFILE)?.build();
         let inner = Ticker::with_sleeper(period, policy, sleeper).map_err(|_| KT_EINVAL)?;
         // SAFETY: as above.
         unsafe { give(out, kt_ticker { inner }) };
