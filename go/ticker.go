@@ -119,9 +119,6 @@ type Ticker struct {
 // SetDefaultProfile does not touch the ticker. For other settings, or a
 // profile of its own, give the ticker a sleeper: NewTickerWith.
 func NewTicker(period time.Duration, policy MissedTicks) (*Ticker, error) {
-	if period <= 0 {
-		return nil, fmt.Errorf("%w (got %v)", ErrInvalidPeriod, period)
-	}
 	return newTickerOn(sharedSleepers.newSleeper(), period, policy)
 }
 
