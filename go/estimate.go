@@ -22,7 +22,9 @@ import "math/bits"
 //     a further wake-up lands above it with chance k / (n + 1) <= share.
 //     Samples too few to place a margin at that share ((n + 1) · share < 1)
 //     are not trusted to wake earlier than any longer wait: their margin is
-//     at least every live longer bucket's at the same share.
+//     at least every live longer bucket's at the same share (once they are
+//     half what the share needs, every live longer bucket's that is
+//     established at it).
 //   - A short bucket (up to poolMaxBucket, waits below 524 µs) too young for
 //     a share on its own is answered by its live neighbours' samples pooled
 //     (b − 1, b, b + 1), never below its own samples' quantile.
@@ -430,7 +432,9 @@ func (e *estimator) firstBinReaching(v *view, need uint64) int {
 // wake-ups never make this length's own tail shorter). Samples too few for
 // the share (whose maximum says little about a rare tail) answer at least
 // quantile({l}, share) of every live bucket l > b, since longer waits wake
-// no earlier. defaultMarginNs when nothing is live.
+// no earlier; once they are half what the share needs (places(n, 2·share)),
+// of every live bucket l > b established at the share on its own.
+// defaultMarginNs when nothing is live.
 func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	v, ok := e.view(b, sharePpm)
 	if !ok {
@@ -444,8 +448,13 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 		}
 		return own
 	}
+	// Once the view holds half the samples the share needs, only a longer
+	// bucket established at the share on its own bounds it: a young longer
+	// bucket's largest sample is no better evidence of the rare tail.
+	// min(share, 10^6) · 2 is min(2 · share, 10^6) once places clamps it.
+	halfGrown := e.places(v.n, min(sharePpm, ppm)*2)
 	for l := b + 1; l < buckets; l++ {
-		if e.isLive(l) {
+		if e.isLive(l) && (!halfGrown || e.places(uint64(e.buckets[l].len), sharePpm)) {
 			lv := e.viewOf(l, false)
 			own = max(own, e.quantile(&lv, sharePpm))
 		}

@@ -368,8 +368,10 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 		}
 		return m
 	}
+	// Half grown (places(n, 2p)): only longer buckets established at p.
+	halfGrown := (scanOf(e, members...).n+1)*min(2*min(p, ppm), ppm) >= ppm
 	for l := b + 1; l < buckets; l++ {
-		if e.isLive(l) {
+		if e.isLive(l) && (!halfGrown || (scanOf(e, l).n+1)*min(p, ppm) >= ppm) {
 			m = max(m, scanOf(e, l).quantile(p))
 		}
 	}

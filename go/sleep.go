@@ -64,7 +64,8 @@ const (
 // 256 sleeps is forgotten and tried afresh. A short wait length (below
 // 524 µs) too young for the share it is planned at is answered by its
 // neighbours' samples pooled (half and twice its length); samples too few
-// even so are never trusted to wake earlier than any longer wait length,
+// even so are never trusted to wake earlier than any longer wait length
+// (once half grown, than any longer one established at the share),
 // and a sleep planned on them counts in Stats as unproven. The first plan
 // of each of a sleeper's first 256 sleeps, then of every 8th, explores a
 // two-wait plan through a short wait length not yet established (at that

@@ -395,7 +395,9 @@ impl MarginEstimator {
     /// 10^6)` (a new sample lands above the `k`-th largest of `n` alike ones
     /// with chance `k / (n + 1)`). A pool answers at least its source's own
     /// quantile. Samples too few for the share (`k = 0`) answer their largest,
-    /// and at least the same quantile of every live longer bucket.
+    /// and at least the same quantile of every live longer bucket (once they
+    /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
+    /// live longer bucket established at the share on its own).
     /// [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(v) = self.view(b, share_ppm) else {
@@ -416,9 +418,17 @@ impl MarginEstimator {
         }
         // Too young to set any sample aside at this share: the window's
         // maximum says little about a rare tail, so never plan below what
-        // any longer wait needs (longer waits wake no earlier).
+        // any longer wait needs (longer waits wake no earlier). Once the
+        // view holds half the samples the share needs, a longer bucket
+        // bounds it only if it is established at the share itself: a young
+        // longer bucket's largest sample is a one-in-a-hundred wake-up,
+        // no better evidence of the rare tail than this view's own.
+        let half_grown = self.places(v.n, share_ppm.saturating_mul(2));
         (b + 1..BUCKETS)
-            .filter(|&l| self.is_live(l))
+            .filter(|&l| {
+                self.is_live(l)
+                    && (!half_grown || self.places(self.buckets[l].len as u64, share_ppm))
+            })
             .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
             .fold(own, u64::max)
     }

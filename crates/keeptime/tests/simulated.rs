@@ -172,11 +172,12 @@ fn a_stricter_target_buys_its_tail_with_a_second_wait_or_a_longer_spin() {
     let (wake, tail) = (bin_hi(bin_of(26_000)), bin_hi(bin_of(60_000)));
     // 5 %: one wait ending at the 26 µs bin (the 2 % of 60 µs wakes may be late).
     assert_eq!(run(TailTarget::RELAXED), [wake]);
-    // 1 %: the 60 µs wakes must be covered. A long wait ending 50 µs plus the
-    // short waits' margin early, then a short wait (its bucket, learned while
-    // the young sleeper explored, has only seen 26 µs wakes) is cheaper than
-    // spinning the 60 µs bin.
-    assert_eq!(run(TailTarget::BALANCED), [50_000 + wake, wake]);
+    // 1 %: the 60 µs wakes must be covered. One wait ends at the 60 µs bin;
+    // it wakes 26 µs late, and a second wait of the ~9 µs left (its bucket,
+    // established at 1 % while the young sleeper explored, has only seen
+    // 26 µs wakes) is cheaper than spinning them. No split is cheaper: the
+    // short waits' bucket has seen a 60 µs wake, their margin at 0.5 %.
+    assert_eq!(run(TailTarget::BALANCED), [tail, wake]);
     // 0.1 %: short buckets are not established at 0.05 %: one wait at the
     // 60 µs bin.
     assert_eq!(run(TailTarget::STRICT), [tail]);

@@ -473,9 +473,9 @@ fn estimator_scenarios() -> Vec<Value> {
         ],
     ));
     // 15. A split's long wait in a young bucket is held to that bucket's
-    //     margin: the 1.5 ms waits (50 samples, ~30 µs late) are too few at
-    //     1 %, so their margin is the 3 ms waits' (one of them 388 µs late:
-    //     393 µs, its bin's upper edge).
+    //     margin: the 1.5 ms waits (40 samples, ~30 µs late) are too few at
+    //     1 %, fewer than half the 99 it needs, so their margin is the 3 ms
+    //     waits' (one of them 388 µs late: 393 µs, its bin's upper edge).
     //     Splits whose long wait would end less than that before the short
     //     one are not planned (their young view shows no late wake-up); the
     //     400 µs split, ending 403 µs before the deadline, is.
@@ -483,7 +483,7 @@ fn estimator_scenarios() -> Vec<Value> {
         "split_long_wait_held_to_young_margin",
         &[
             Begin,
-            ObserveEach(1_500 * us, spread(50, 25_000, 10_000, 0, 0)),
+            ObserveEach(1_500 * us, spread(40, 25_000, 10_000, 0, 0)),
             ObserveEach(3 * ms, spread(50, 25_000, 10_000, 50, 380_000)),
             ObserveEach(45 * us, spread(300, 2_000, 1_000, 0, 0)),
             ObserveCost(1_500 * us, 20_000),
@@ -491,6 +491,28 @@ fn estimator_scenarios() -> Vec<Value> {
             Check,
             PlanExact(2 * ms, 10_000, 0),
             PlanAfterSplit(403 * us, 5_000, 0),
+        ],
+    ));
+    // 16. A young view half grown is bounded only by established longer
+    //     buckets. The 1.5 ms waits (60 samples, 25-35 µs late) are too few
+    //     for 1 % (99) but at least half of it ((60 + 1) · 2 % ≥ 1): the 3 ms
+    //     waits (50 samples, one 388 µs late) are young at 1 % themselves,
+    //     so they do not bound them, and bucket 7's margin at 1 % is its own
+    //     largest sample's bin, 36 863. At 0.1 % the 1.5 ms waits are under
+    //     half grown ((60 + 1) · 0.2 % < 1), so the 3 ms waits' 393 215
+    //     bounds them as before. Then 120 waits of 6 ms (one 242 µs late)
+    //     establish bucket 9 at 1 % ((120 + 1) · 1 % ≥ 1; its margin is its
+    //     largest sample's bin, 245 759): it bounds bucket 7 at 1 %, and
+    //     bucket 8's own 393 215 stays above it.
+    cases.push(run_estimator_case(
+        "young_view_half_grown",
+        &[
+            Begin,
+            ObserveEach(1_500 * us, spread(60, 25_000, 10_000, 0, 0)),
+            ObserveEach(3 * ms, spread(50, 25_000, 10_000, 50, 380_000)),
+            Check,
+            ObserveEach(6 * ms, spread(120, 25_000, 10_000, 120, 200_000)),
+            Check,
         ],
     ));
     // 13. Median bins and the cost average (1/4 weight, truncating toward zero).

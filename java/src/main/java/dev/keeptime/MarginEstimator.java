@@ -32,7 +32,8 @@ import java.util.Arrays;
  *       ({@code (n + 1) · share < 1}, pooled or not: fewer than 99 samples at
  *       1 %, 999 at 0.1 %) its margin is at least every live longer bucket's
  *       at that share, as the maximum of a few samples says little about a
- *       rare tail;</li>
+ *       rare tail (once it holds half the samples the share needs, every
+ *       live longer bucket's that is established at that share);</li>
  *   <li><b>one outlier</b> counts for exactly {@value #WINDOW} further OS
  *       waits of its length (or until its bucket goes {@value #HORIZON} sleeps
  *       unused); once the bucket holds {@code n} samples with
@@ -391,8 +392,10 @@ public final class MarginEstimator {
      * quantile. Samples too few for the share (not
      * {@link #established(int, long) established}, {@code k = 0}) answer
      * their largest, and at least the same quantile of every live bucket
-     * longer than {@code b}: a young bucket is never trusted to wake earlier
-     * than any longer wait. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
+     * longer than {@code b} (once they are half what the share needs,
+     * {@code places(n, 2 · share)}, of every live longer bucket established
+     * at the share on its own): a young bucket is never trusted to wake
+     * earlier than any longer wait. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
      * @param sharePpm the share allowed later than the margin, unsigned ppm
@@ -415,8 +418,14 @@ public final class MarginEstimator {
             }
             return own;
         }
+        // Once the view holds half the samples the share needs, only a
+        // longer bucket established at the share on its own bounds it: a
+        // young longer bucket's largest sample is no better evidence of the
+        // rare tail. min(share, PPM) · 2 is min(2 · share, PPM) once places
+        // clamps it.
+        boolean halfGrown = places(v.n, U64.min(sharePpm, PPM) * 2);
         for (int l = b + 1; l < BUCKETS; l++) {
-            if (isLive(l)) {
+            if (isLive(l) && (!halfGrown || places(len[l], sharePpm))) {
                 own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
             }
         }

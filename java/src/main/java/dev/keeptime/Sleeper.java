@@ -20,7 +20,8 @@ import java.util.Objects;
  * complete plan meets the target and it costs less than spinning. A bucket
  * with too few samples to place the target (a young window, even pooled with
  * its short neighbours) is never trusted to wake earlier than any longer
- * wait, so a sleep that {@link #explores(long) explores} (each of a
+ * wait (once it holds half the samples the target needs, than any longer
+ * one established at it), so a sleep that {@link #explores(long) explores} (each of a
  * sleeper's first {@value #EXPLORE_YOUNG_SLEEPS}, then every
  * {@value #EXPLORE_EVERY}th) takes a two-wait plan through a short bucket
  * that is not yet established, if it costs at most

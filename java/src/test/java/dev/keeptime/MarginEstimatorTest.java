@@ -254,8 +254,11 @@ class MarginEstimatorTest {
                     if (est && !(v.size() == 1 && v.get(0) == s)) {
                         want = U64.max(want, refQuantile(c, java.util.List.of(s), p));
                     } else if (!est) {
+                        // Half grown (places(n, 2p)): only longer buckets
+                        // established at p on their own bound it.
+                        boolean halfGrown = refPlaces(n, U64.min(p, 1_000_000) * 2);
                         for (int l = b + 1; l < BUCKETS; l++) {
-                            if (len[l] > 0) {
+                            if (len[l] > 0 && (!halfGrown || refPlaces(len[l], p))) {
                                 want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
                             }
                         }

@@ -92,11 +92,11 @@ class PlannerTest {
     @Test
     void aYoungShortBucketIsExploredNotTrusted() {
         MarginEstimator e = new MarginEstimator();
-        learnQuietHost(e, 100);
-        // 100 short samples are too few at 0.5 % (101 · 0.5 % < 1), and bucket
-        // 2 has no live neighbour to pool with: it is not established, so its
-        // margin is at least bucket 6's at 0.5 %, 40 959 ns (its top sample's
-        // bin). Two waits then cost 2000 + 2000 + 38 143 ns, more than one wait
+        learnQuietHost(e, 40);
+        // 40 short samples are too few at 0.5 % (41 · 0.5 % < 1), fewer than
+        // half the 199 it needs (41 · 1 % < 1), and bucket 2 has no live
+        // neighbour to pool with: it is not established, so its margin is at
+        // least bucket 6's at 0.5 %, 40 959 ns (its top sample's bin). Two waits then cost 2000 + 2000 + 38 143 ns, more than one wait
         // (2000 + 34 738): one wait.
         assertFalse(e.established(2, 5_000));
         assertEquals(40_959, e.margin(2, 5_000));
@@ -104,7 +104,7 @@ class PlannerTest {
         // Exploring, the first plan takes the valid two-wait plan whose short
         // bucket is not established, costs at most R / 16 more than the one
         // wait (42 143 ≤ 36 738 + 62 500 ns) and has the most samples standing
-        // for it: every S's short bucket (2…5) is answered by bucket 2's 100
+        // for it: every S's short bucket (2…5) is answered by bucket 2's 40
         // young samples, a tie kept by the first: S = 50 µs, with the same
         // conservative margin: the long wait ends 50 000 + 40 959 ns early.
         // Unproven: the short bucket is not established.
@@ -112,7 +112,7 @@ class PlannerTest {
         assertEquals(new WaitPlan.Exact(909_041, true, 5_000, false),
                 WaitPlan.exact(e, 1_000_000, 10_000, 0, explore));
         // Once bucket 2 is established nothing is explored: the cheapest plan.
-        for (int i = 0; i < 100; i++) {
+        for (int i = 0; i < 160; i++) {
             e.observe(50_000, 3_000);
         }
         assertTrue(e.established(2, 5_000));
