@@ -567,6 +567,34 @@ fn replay_cycles_each_lengths_rows_in_file_order() {
 }
 
 #[test]
+fn replay_starts_part_of_the_way_through_each_lengths_rows() {
+    // 10 µs has three rows (overshoots 1000, 0, 3000), 100 µs one (7000).
+    let overshoots = |part, parts| {
+        let p = TracePlatform::starting_at(hand_trace(), 0, part, parts);
+        let mut v = Vec::new();
+        for _ in 0..4 {
+            let t = p.now_ns() + 10_000;
+            p.os_wait_until(t);
+            v.push(p.now_ns() - t);
+        }
+        let t = p.now_ns() + 100_000;
+        p.os_wait_until(t);
+        v.push(p.now_ns() - t);
+        v
+    };
+    // part / parts of 3 rows: ⌊3 · 1 / 3⌋ = 1, ⌊3 · 2 / 3⌋ = 2, ⌊3 · 1 / 2⌋ = 1;
+    // the single 100 µs row is its own every time.
+    assert_eq!(overshoots(0, 1), [1_000, 0, 3_000, 1_000, 7_000]);
+    assert_eq!(overshoots(1, 3), [0, 3_000, 1_000, 0, 7_000]);
+    assert_eq!(overshoots(2, 3), [3_000, 1_000, 0, 3_000, 7_000]);
+    assert_eq!(overshoots(1, 2), overshoots(1, 3));
+    // part ≥ parts wraps around, as the cursor does; parts = 0 reads as 1.
+    assert_eq!(overshoots(4, 3), overshoots(1, 3));
+    assert_eq!(overshoots(u64::MAX, u64::MAX), overshoots(0, 1));
+    assert_eq!(overshoots(5, 0), overshoots(0, 1));
+}
+
+#[test]
 fn replay_spins_and_yields_cost_their_steps() {
     let p = TracePlatform::new(hand_trace(), 0);
     p.relax();

@@ -32,10 +32,33 @@ pub struct TracePlatform {
 impl TracePlatform {
     /// Replays `trace` on a clock that starts at `start_ns`.
     pub fn new(trace: Trace, start_ns: u64) -> Self {
+        Self::starting_at(trace, start_ns, 0, 1)
+    }
+
+    /// Replays `trace` from `part / parts` of the way through each recorded
+    /// length's rows: the cursor of a length with `n` rows starts at row
+    /// `⌊n · part / parts⌋ mod n` (so `part ≥ parts` wraps around, as the
+    /// cursor does) and walks on as in [`new`](Self::new), which is
+    /// `starting_at(trace, start_ns, 0, 1)`. One replay is one trajectory: a
+    /// rare late wake-up early in a young model's life costs far more than
+    /// the same wake-up later, so replays from several starting points of
+    /// the same trace tell a rule's typical effect from one trajectory's.
+    ///
+    /// `parts = 0` is read as `parts = 1` (every cursor at row 0).
+    pub fn starting_at(trace: Trace, start_ns: u64, part: u64, parts: u64) -> Self {
         let trace = Rc::new(trace);
         let sim = SimPlatform::new(start_ns);
         let replayed = Rc::clone(&trace);
-        let mut cursors = vec![0usize; trace.groups.len()];
+        let parts = u128::from(parts.max(1));
+        let mut cursors: Vec<usize> = trace
+            .groups
+            .iter()
+            .map(|g| {
+                let n = g.waits.len() as u128;
+                // n ≤ usize::MAX and the remainder is below n.
+                ((n * u128::from(part) / parts) % n.max(1)) as usize
+            })
+            .collect();
         sim.set_wake_source(move |len| {
             let k = replayed.nearest_index(len);
             let waits = &replayed.groups[k].waits;
