@@ -9,7 +9,9 @@
 #                            with a message when absent) and in
 #                            crates/keeptime/tests/data (deterministic, ~2 min),
 #                            each also split: a profile of its first round, then a
-#                            sleeper from it and a fresh one replaying the rest;
+#                            sleeper from it and a fresh one replaying the rest,
+#                            and replayed from 24 starting points (means; ~20 s,
+#                            KEEPTIME_CONVERGENCE_STARTS=0 skips them);
 #                            then live on this host, a fresh keeptime sleeper, one
 #                            started from a profile of a trace recorded in the same
 #                            run, and spin_sleep against that trace's oracle

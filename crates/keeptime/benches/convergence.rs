@@ -22,6 +22,14 @@
 //!   held against the oracle of the rest, beside a fresh sleeper on the same
 //!   rest. `KEEPTIME_PROFILE_KEEP=N` keeps only the last N wake-ups per
 //!   bucket in that profile (`Profile::from_trace_keeping`).
+//! * **From many starting points** (deterministic): each trace replayed
+//!   again by a fresh sleeper from 24 evenly spaced starting points
+//!   (`TracePlatform::starting_at`; `KEEPTIME_CONVERGENCE_STARTS=N` for N,
+//!   0 skips them), the rows the means over the starts, with the spread of
+//!   `cpu@300` and how many starts were more than 1.5 % late after 300
+//!   sleeps; their targets (not the swing, which is one trajectory's) in a
+//!   tally of their own. One replay is one trajectory: where one rare
+//!   wake-up falls in a young model's life moves a row's `cpu@300` tenfold.
 //! * **The oracle's plan followed unchanged**, on the same replay and live
 //!   after the methods: every sleep takes the oracle's OS waits, then spins.
 //!   Its CPU ÷ the oracle's checks the replay (or the host) against the
@@ -154,6 +162,12 @@ fn verdict(ok: bool) -> &'static str {
 }
 
 fn row(label: &str, oracle_pct: f64, s: &Summary, spin_known: bool) -> [bool; 4] {
+    let (line, checks) = row_text(label, oracle_pct, s, spin_known);
+    println!("{line}");
+    checks
+}
+
+fn row_text(label: &str, oracle_pct: f64, s: &Summary, spin_known: bool) -> (String, [bool; 4]) {
     let checks = [
         s.cpu_ratio[1] <= 1.5,
         s.cpu_ratio[3] <= 1.2,
@@ -165,7 +179,7 @@ fn row(label: &str, oracle_pct: f64, s: &Summary, spin_known: bool) -> [bool; 4]
     } else {
         "-".into()
     };
-    println!(
+    let line = format!(
         "{label:>8} {oracle_pct:>8.2} {:>6.2}× {:>6.2}× {:>6.2}× {:>6.2}× {:>7.2}% {:>7.2}% {:>6.2}% {:>6.2}% {:>6.2} {swing:>6}  cpu300 {} cpu3k {} late300 {} swing {}",
         s.cpu_ratio[0],
         s.cpu_ratio[1],
@@ -181,7 +195,7 @@ fn row(label: &str, oracle_pct: f64, s: &Summary, spin_known: bool) -> [bool; 4]
         verdict(checks[2]),
         if spin_known { verdict(checks[3]) } else { "-" },
     );
-    checks
+    (line, checks)
 }
 
 fn label(d: u64) -> String {
@@ -200,7 +214,20 @@ fn replay_run(
     target: TailTarget,
     profile: Option<&Profile>,
 ) -> (Vec<Outcome>, Sleeper<TracePlatform>) {
-    let tp = TracePlatform::new(trace.clone(), 1_000_000);
+    replay_run_from(trace, d, target, profile, 0, 1)
+}
+
+/// [`replay_run`] with the replay started `part / parts` of the way through
+/// each recorded length's rows (`TracePlatform::starting_at`).
+fn replay_run_from(
+    trace: &Trace,
+    d: u64,
+    target: TailTarget,
+    profile: Option<&Profile>,
+    part: u64,
+    parts: u64,
+) -> (Vec<Outcome>, Sleeper<TracePlatform>) {
+    let tp = TracePlatform::starting_at(trace.clone(), 1_000_000, part, parts);
     tp.set_spin_step(50);
     let mut b = Sleeper::builder().tail_target(target);
     if let Some(p) = profile {
@@ -397,6 +424,66 @@ fn replay_from_profile(trace: &Trace, tally: &mut Tally) {
             tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
         }
     }
+}
+
+/// Starting points per trace of the many-starts replays
+/// (`KEEPTIME_CONVERGENCE_STARTS`; 0 skips them).
+const STARTS: u64 = 24;
+
+/// A fresh sleeper at the 1 % target replaying `trace` from `starts` evenly
+/// spaced starting points, per length: the mean of the starts' summaries
+/// (their CPU ratios and late shares; the swing is one trajectory's and is
+/// left out), the row printed with its targets, and how the starts spread.
+fn many_starts(path: &Path, starts: u64) -> (Vec<String>, Tally) {
+    let mut lines = Vec::new();
+    let mut tally = Tally::default();
+    let Ok(trace) = Trace::load(path) else {
+        return (lines, tally);
+    };
+    let Ok(oracle) = Oracle::new(&trace, ORACLE_DRAWS, 1) else {
+        return (lines, tally);
+    };
+    lines.push(format!(
+        "\n{} from {starts} starting points (target 1 %; means over the starts)",
+        path.display()
+    ));
+    for d in DURATIONS_NS {
+        let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
+            continue;
+        };
+        let runs: Vec<Summary> = (0..starts)
+            .map(|k| {
+                let (out, _) = replay_run_from(&trace, d, TailTarget::BALANCED, None, k, starts);
+                summarise(d, best.cpu_share, &out)
+            })
+            .collect();
+        let n = runs.len() as f64;
+        let mean = |f: &dyn Fn(&Summary) -> f64| runs.iter().map(f).sum::<f64>() / n;
+        let s = Summary {
+            cpu_ratio: std::array::from_fn(|k| mean(&|r| r.cpu_ratio[k])),
+            late_pct: std::array::from_fn(|k| mean(&|r| r.late_pct[k])),
+            waits: mean(&|r| r.waits),
+            swing_pct: f64::NAN,
+        };
+        let (line, checks) = row_text(&label(d), best.cpu_share * 100.0, &s, false);
+        lines.push(line);
+        // The swing is one trajectory's: not judged here.
+        for ok in &checks[..3] {
+            if *ok {
+                tally.met += 1;
+            } else {
+                tally.missed += 1;
+            }
+        }
+        let cpu300 = runs.iter().map(|r| r.cpu_ratio[1]);
+        let (lo, hi) = cpu300.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+        let late = runs.iter().filter(|r| r.late_pct[1] > 1.5).count();
+        lines.push(format!(
+            "{:>8} cpu@300 {lo:.2}–{hi:.2}× over the starts; late@300 above 1.5 % in {late} of {starts}",
+            ""
+        ));
+    }
+    (lines, tally)
 }
 
 #[derive(Default)]
@@ -620,6 +707,36 @@ fn main() {
             replay(&t, &mut tally);
         }
     }
+    let starts = std::env::var("KEEPTIME_CONVERGENCE_STARTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(STARTS);
+    let mut starts_tally = Tally::default();
+    if starts > 0 {
+        // One thread per trace: a TracePlatform is not Send, each thread
+        // builds its own.
+        let paths: Vec<PathBuf> = seen.iter().map(|(p, _)| p.clone()).collect();
+        let results: Vec<(Vec<String>, Tally)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = paths
+                .iter()
+                .map(|p| sc.spawn(move || many_starts(p, starts)))
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for (lines, t) in results {
+            if let Some((first, rest)) = lines.split_first() {
+                println!("{first}");
+                header();
+                for l in rest {
+                    println!("{l}");
+                }
+            }
+            starts_tally.met += t.met;
+            starts_tally.missed += t.missed;
+        }
+    }
     if live_on {
         live(&mut tally);
     }
@@ -627,4 +744,10 @@ fn main() {
         "\nconvergence targets: {} met, {} MISSED",
         tally.met, tally.missed
     );
+    if starts > 0 {
+        println!(
+            "from {starts} starting points per trace (fresh sleeper, 1 %, means over the starts): {} met, {} MISSED",
+            starts_tally.met, starts_tally.missed
+        );
+    }
 }
