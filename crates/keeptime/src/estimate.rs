@@ -676,4 +676,253 @@ mod tests {
         assert_eq!(t.late, 1);
         assert_eq!(t.spin_sum_ns, 10_000 - 1_920);
     }
+
+    /// The spec's queries as written in `spec/estimator.md`: a view chosen
+    /// by its rules, scans over the bin counts of its buckets added up, with
+    /// term-by-term saturating sums. The estimator answers them from prefix
+    /// sums; both must agree on every input.
+    struct Scan {
+        counts: [u64; BINS],
+        n: u64,
+    }
+
+    fn scan_of(e: &MarginEstimator, members: &[usize]) -> Scan {
+        let mut m = Scan {
+            counts: [0; BINS],
+            n: 0,
+        };
+        for &b in members {
+            let k = &e.buckets[b];
+            for &bin in &k.ring[..k.len] {
+                m.counts[bin as usize] += 1;
+            }
+            m.n += k.len as u64;
+        }
+        m
+    }
+
+    fn places(n: u64, p: u64) -> bool {
+        (n + 1).saturating_mul(p.min(PPM)) >= PPM
+    }
+
+    /// `view(b, p)`: its buckets and whether it is established; `None`
+    /// without a source.
+    fn spec_view(e: &MarginEstimator, b: usize, p: u64) -> Option<(Vec<usize>, bool)> {
+        let s = e.source(b)?;
+        if places(e.buckets[s].len as u64, p) {
+            return Some((vec![s], true));
+        }
+        if b > POOL_MAX_BUCKET {
+            return Some((vec![s], false));
+        }
+        let members: Vec<usize> = (b.saturating_sub(1)..=b + 1)
+            .filter(|&k| k <= POOL_MAX_BUCKET && e.is_live(k))
+            .collect();
+        if members.is_empty() {
+            return Some((vec![s], false));
+        }
+        let n = members.iter().map(|&k| e.buckets[k].len as u64).sum();
+        Some((members, places(n, p)))
+    }
+
+    impl Scan {
+        fn quantile(&self, p: u64) -> u64 {
+            let k = (self.n + 1) * p.min(PPM) / PPM;
+            let allowed = self.n.min(k.max(1) - 1);
+            let mut above = 0;
+            for i in (0..BINS).rev() {
+                above += self.counts[i];
+                if above > allowed {
+                    return bin_hi(i);
+                }
+            }
+            bin_hi(0)
+        }
+
+        fn tail(&self, g: u64) -> Tail {
+            let mut t = Tail {
+                samples: self.n,
+                late: 0,
+                spin_sum_ns: 0,
+            };
+            for (i, &c) in self.counts.iter().enumerate() {
+                if bin_hi(i) > g {
+                    t.late += c;
+                } else {
+                    for _ in 0..c {
+                        t.spin_sum_ns = t.spin_sum_ns.saturating_add(g - bin_lo(i));
+                    }
+                }
+            }
+            t
+        }
+
+        fn split_counts(&self, limit: u64, g: u64) -> (u64, u64) {
+            let (mut within, mut rest) = (0u64, 0u64);
+            for (i, &c) in self.counts.iter().enumerate() {
+                if bin_hi(i) > g {
+                    continue;
+                }
+                if bin_hi(i) <= limit {
+                    within += c;
+                } else {
+                    for _ in 0..c {
+                        rest = rest.saturating_add(g - bin_lo(i));
+                    }
+                }
+            }
+            (within, rest)
+        }
+    }
+
+    /// `margin(b, p)` by the spec's rules, the half-grown bound included.
+    fn spec_margin(e: &MarginEstimator, b: usize, p: u64) -> u64 {
+        let Some((members, established)) = spec_view(e, b, p) else {
+            return DEFAULT_MARGIN_NS;
+        };
+        let v = scan_of(e, &members);
+        let mut m = v.quantile(p);
+        let s = e.source(b).unwrap();
+        if established {
+            if members != [s] {
+                m = m.max(scan_of(e, &[s]).quantile(p));
+            }
+            return m;
+        }
+        let half_grown = places(v.n, p.saturating_mul(2));
+        for l in b + 1..BUCKETS {
+            if e.is_live(l) && (!half_grown || places(e.buckets[l].len as u64, p)) {
+                m = m.max(scan_of(e, &[l]).quantile(p));
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn prefix_sums_and_pools_answer_as_the_specs_scans() {
+        // splitmix64: a fixed sequence, no dependency.
+        let mut x = 0x1234_5678_u64;
+        let mut rng = move || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let gs = [
+            0,
+            1_023,
+            1_024,
+            3_071,
+            50_000,
+            917_503,
+            1 << 30,
+            u64::MAX / 1_024,
+            u64::MAX,
+        ];
+        let shares = [
+            0,
+            1,
+            999,
+            1_000,
+            5_000,
+            10_000,
+            50_000,
+            PPM,
+            3 * PPM,
+            u64::MAX,
+        ];
+        // Buckets 2, 3 (most), 4, 5 (rare: forgotten now and then), 6 and 8.
+        let waits = [
+            50_000, 100_000, 100_000, 100_000, 200_000, 1_000_000, 5_000_000,
+        ];
+        let mut e = MarginEstimator::new();
+        let (mut pooled, mut half_grown_unbounded) = (0, 0);
+        for round in 0..3_000u64 {
+            if round % 10 == 0 {
+                e.begin_sleep();
+            }
+            // Overshoots over every octave, a few clamped.
+            let mut o = rng() % (1 << (10 + rng() % 21));
+            if rng() % 50 == 0 {
+                o = u64::MAX;
+            }
+            let mut w = waits[(rng() % waits.len() as u64) as usize];
+            if rng() % 100 == 0 {
+                w = 400_000;
+            }
+            e.observe(w, o);
+            if round % 7 != 0 {
+                continue;
+            }
+            for b in 0..BUCKETS {
+                for p in shares {
+                    let view = spec_view(&e, b, p);
+                    assert_eq!(
+                        e.margin(b, p),
+                        spec_margin(&e, b, p),
+                        "round {round}: margin({b}, {p})"
+                    );
+                    assert_eq!(
+                        e.established(b, p),
+                        view.as_ref().is_some_and(|v| v.1),
+                        "round {round}: established({b}, {p})"
+                    );
+                    let n = view.as_ref().map_or(0, |(m, _)| scan_of(&e, m).n);
+                    assert_eq!(e.samples(b, p), n, "round {round}: samples({b}, {p})");
+                    if view.as_ref().is_some_and(|(m, _)| m.len() > 1) {
+                        pooled += 1;
+                    }
+                    if let Some((m, false)) = &view {
+                        let v = scan_of(&e, m);
+                        let longer_young = (b + 1..BUCKETS)
+                            .any(|l| e.is_live(l) && !places(e.buckets[l].len as u64, p));
+                        if places(v.n, p.saturating_mul(2)) && longer_young {
+                            half_grown_unbounded += 1;
+                        }
+                    }
+                }
+                if let Some(s) = e.source(b) {
+                    let m = scan_of(&e, &[s]);
+                    let rank = (m.n - 1) / 2;
+                    let mut below = 0;
+                    let mut want = 0;
+                    for i in 0..BINS {
+                        below += m.counts[i];
+                        if below > rank {
+                            want = bin_lo(i) + (bin_hi(i) - bin_lo(i)) / 2;
+                            break;
+                        }
+                    }
+                    assert_eq!(e.compensation(b), want, "round {round}: compensation({b})");
+                }
+            }
+            // tail and split_counts at one bucket and share a round.
+            let b = (rng() % BUCKETS as u64) as usize;
+            let p = shares[(rng() % shares.len() as u64) as usize];
+            let Some((members, _)) = spec_view(&e, b, p) else {
+                continue;
+            };
+            let m = scan_of(&e, &members);
+            for g in gs.into_iter().chain([rng() % 2_000_000_000, rng()]) {
+                assert_eq!(
+                    e.tail(b, p, g),
+                    m.tail(g),
+                    "round {round}: tail({b}, {p}, {g})"
+                );
+                for limit in [0, 45_000, g / 2, g, u64::MAX] {
+                    assert_eq!(
+                        e.split_counts(b, p, limit, g),
+                        m.split_counts(limit, g),
+                        "round {round}: split_counts({b}, {p}, {limit}, {g})"
+                    );
+                }
+            }
+        }
+        assert!(pooled > 0, "no query was answered by a pool");
+        assert!(
+            half_grown_unbounded > 0,
+            "no half-grown view beside a young longer bucket"
+        );
+    }
 }
