@@ -48,7 +48,12 @@ WAITS = {
     "ticker_iter": "next(iter(keeptime.Ticker(30)))",
 }
 
-CHILD = """
+# A child starts with Python's own SIGINT handler (KeyboardInterrupt) even
+# when this suite runs with SIGINT ignored, as a background job's commands
+# do: Python keeps an ignored SIGINT ignored, and the children inherit it.
+DEFAULT_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)"
+
+CHILD = DEFAULT_SIGINT + """
 import sys, time, keeptime
 keeptime.sleep(0.001)  # warm up: import and first-use costs before the ready line
 print("ready", flush=True)
@@ -84,7 +89,11 @@ def test_sigint_raises_keyboard_interrupt(name):
 
 def test_uncaught_sigint_ends_the_program_like_time_sleep():
     child = subprocess.Popen(
-        [sys.executable, "-c", "import keeptime; print('ready', flush=True); keeptime.sleep(30)"],
+        [
+            sys.executable,
+            "-c",
+            DEFAULT_SIGINT + "\nimport keeptime; print('ready', flush=True); keeptime.sleep(30)",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
