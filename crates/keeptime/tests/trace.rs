@@ -567,6 +567,26 @@ fn replay_cycles_each_lengths_rows_in_file_order() {
 }
 
 #[test]
+fn a_default_recording_lets_a_profile_set_one_wake_up_aside_at_1_percent() {
+    // Every length gets at least min_block_waits per round; the three
+    // longest (5.12, 10.24, 20.48 ms) are alone in their buckets, so a
+    // profile of the recording holds that many of them. At 1 % the margin
+    // sets the largest aside from 199 samples on ((199 + 1) · 1 % = 2).
+    let o = RecordOptions::default();
+    let per_length = u64::from(o.min_block_waits) * u64::from(o.rounds);
+    assert!(per_length >= 199, "{per_length} waits of a long length");
+    let longest: Vec<usize> = o.lengths_ns[o.lengths_ns.len() - 3..]
+        .iter()
+        .map(|&l| keeptime::estimate::bucket_of(l))
+        .collect();
+    assert_eq!(longest, [9, 10, 11]);
+    assert_eq!(
+        keeptime::estimate::bucket_of(o.lengths_ns[o.lengths_ns.len() - 4]),
+        8
+    );
+}
+
+#[test]
 fn replay_starts_part_of_the_way_through_each_lengths_rows() {
     // 10 µs has three rows (overshoots 1000, 0, 3000), 100 µs one (7000).
     let overshoots = |part, parts| {
