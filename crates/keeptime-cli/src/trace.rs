@@ -107,13 +107,49 @@ pub const DEFAULT_DURATIONS_NS: [u64; 5] = [100_000, 250_000, 1_000_000, 2_500_0
 /// The default `--tails`.
 pub const DEFAULT_TAILS: [f64; 3] = [0.05, 0.01, 0.001];
 
+/// A file this run will write, checked writable before the long part of the
+/// run: opened for writing without truncating what it holds (an existing
+/// trace or profile is kept until the new one replaces it). A file the check
+/// had to create is removed again unless [`keep`](Self::keep) is called, so a
+/// run that fails leaves neither an empty file nor a truncated one.
+struct OutputFile<'a> {
+    path: &'a Path,
+    created: bool,
+}
+
+impl<'a> OutputFile<'a> {
+    fn check(path: &'a Path, what: &str) -> Result<Self> {
+        let created = !path.exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| UsageError(format!("{}: cannot write the {what}: {e}", path.display())))?;
+        Ok(OutputFile { path, created })
+    }
+
+    /// The run wrote the file: it stays.
+    fn keep(mut self) {
+        self.created = false;
+    }
+}
+
+impl Drop for OutputFile<'_> {
+    fn drop(&mut self) {
+        if self.created {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
+}
+
 /// Runs `keeptime trace`.
 pub fn run(args: TraceArgs) -> Result<()> {
     // An unwritable profile fails before anything is recorded or read.
-    if let Some(p) = &args.profile {
-        std::fs::File::create(p)
-            .map_err(|e| UsageError(format!("{}: cannot write the profile: {e}", p.display())))?;
-    }
+    let profile_file = match &args.profile {
+        Some(p) => Some(OutputFile::check(p, "profile")?),
+        None => None,
+    };
     let trace = match (&args.output, &args.oracle, &args.profile) {
         (_, Some(file), _) => Trace::load(file).map_err(|e| UsageError(e.to_string()))?,
         (Some(out), None, _) => record_to(Some(out), &args)?,
@@ -125,9 +161,10 @@ pub fn run(args: TraceArgs) -> Result<()> {
             .into())
         }
     };
-    if let Some(p) = &args.profile {
+    if let (Some(p), Some(file)) = (&args.profile, profile_file) {
         let profile = Profile::from_trace(&trace, Fingerprint::this_machine());
         profile.write(p).map_err(|e| UsageError(e.to_string()))?;
+        file.keep();
         let buckets = profile.samples().iter().filter(|&&n| n > 0).count();
         let samples: usize = profile.samples().iter().sum();
         eprintln!(
@@ -165,10 +202,10 @@ pub fn run(args: TraceArgs) -> Result<()> {
 /// Records with the options of `args` and writes `out` if given; the file
 /// is created first, so an unwritable path fails before the recording.
 fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
-    if let Some(out) = out {
-        std::fs::File::create(out)
-            .map_err(|e| UsageError(format!("{}: cannot write the trace: {e}", out.display())))?;
-    }
+    let out_file = match out {
+        Some(out) => Some(OutputFile::check(out, "trace")?),
+        None => None,
+    };
     let defaults = RecordOptions::default();
     let options = RecordOptions {
         lengths_ns: if args.lengths.is_empty() {
@@ -198,8 +235,9 @@ fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
     })
     .map_err(|e| UsageError(e.to_string()))?;
     bar.finish_and_clear();
-    if let Some(out) = out {
+    if let (Some(out), Some(file)) = (out, out_file) {
         trace.write(out)?;
+        file.keep();
         eprintln!("wrote {} waits to {}", trace.rows().len(), out.display());
     }
     Ok(trace)

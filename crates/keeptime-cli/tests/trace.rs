@@ -284,3 +284,37 @@ fn an_unwritable_profile_fails_before_anything_is_recorded() {
         &["no/such/dir/p.profile: cannot write the profile"],
     );
 }
+
+#[test]
+fn a_failed_run_keeps_an_existing_profile_and_leaves_no_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_trace = dir.path().join("not-a-trace.csv");
+    std::fs::write(&not_a_trace, "this is not a trace\n").unwrap();
+    // An existing profile is kept as it was: the run checked it could write
+    // there without truncating it, then failed before writing.
+    let existing = dir.path().join("host.profile");
+    std::fs::write(&existing, "an earlier profile\n").unwrap();
+    fails_with_one_line(
+        keeptime()
+            .args(["trace", "--oracle"])
+            .arg(&not_a_trace)
+            .arg("--profile")
+            .arg(&existing),
+        &["not-a-trace.csv"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "an earlier profile\n"
+    );
+    // A profile path that did not exist is not left behind, empty.
+    let fresh = dir.path().join("new.profile");
+    fails_with_one_line(
+        keeptime()
+            .args(["trace", "--oracle"])
+            .arg(&not_a_trace)
+            .arg("--profile")
+            .arg(&fresh),
+        &["not-a-trace.csv"],
+    );
+    assert!(!fresh.exists());
+}
