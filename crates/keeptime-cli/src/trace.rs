@@ -200,7 +200,8 @@ pub fn run(args: TraceArgs) -> Result<()> {
 }
 
 /// Records with the options of `args` and writes `out` if given; the file
-/// is created first, so an unwritable path fails before the recording.
+/// is checked writable first ([`OutputFile`]), so an unwritable path fails
+/// before the recording and a failed recording leaves what it held.
 fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
     let out_file = match out {
         Some(out) => Some(OutputFile::check(out, "trace")?),
