@@ -318,27 +318,34 @@ fn fixed_plan_row(lbl: &str, d: u64, oracle_share: f64, out: &[Outcome]) {
     );
 }
 
-fn replay(path: &Path, tally: &mut Tally) {
+/// Per length (ns), the oracle's least CPU share at the 1 % target.
+type OracleShares = Vec<(u64, f64)>;
+
+/// The replays of one trace; returns it and its oracle's CPU share at 1 %
+/// per length, for the replays from many starting points.
+fn replay(path: &Path, tally: &mut Tally) -> Option<(Trace, OracleShares)> {
     let trace = match Trace::load(path) {
         Ok(t) => t,
         Err(e) => {
             println!("{}: cannot load ({e}); skipped", path.display());
-            return;
+            return None;
         }
     };
     let oracle = match Oracle::new(&trace, ORACLE_DRAWS, 1) {
         Ok(o) => o,
         Err(e) => {
             println!("{}: no oracle ({e}); skipped", path.display());
-            return;
+            return None;
         }
     };
     println!("\nreplay of {} (target 1 %)", path.display());
     header();
+    let mut shares = Vec::new();
     for d in DURATIONS_NS {
         let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
             continue;
         };
+        shares.push((d, best.cpu_share));
         let (out, _) = replay_run(&trace, d, TailTarget::BALANCED, None);
         let s = summarise(d, best.cpu_share, &out);
         tally.add(row(&label(d), best.cpu_share * 100.0, &s, true));
@@ -368,6 +375,7 @@ fn replay(path: &Path, tally: &mut Tally) {
         tally.add([ok, true, true, true]);
     }
     replay_from_profile(&trace, tally);
+    Some((trace, shares))
 }
 
 /// The trace split in two: the rows that make the profile (its first
@@ -434,27 +442,25 @@ const STARTS: u64 = 24;
 /// spaced starting points, per length: the mean of the starts' summaries
 /// (their CPU ratios and late shares; the swing is one trajectory's and is
 /// left out), the row printed with its targets, and how the starts spread.
-fn many_starts(path: &Path, starts: u64) -> (Vec<String>, Tally) {
+/// `shares`: the oracle's CPU share at 1 % per length, as the trace's
+/// replay found it.
+fn many_starts(
+    path: &Path,
+    trace: &Trace,
+    shares: &[(u64, f64)],
+    starts: u64,
+) -> (Vec<String>, Tally) {
     let mut lines = Vec::new();
     let mut tally = Tally::default();
-    let Ok(trace) = Trace::load(path) else {
-        return (lines, tally);
-    };
-    let Ok(oracle) = Oracle::new(&trace, ORACLE_DRAWS, 1) else {
-        return (lines, tally);
-    };
     lines.push(format!(
         "\n{} from {starts} starting points (target 1 %; means over the starts)",
         path.display()
     ));
-    for d in DURATIONS_NS {
-        let Ok(best) = oracle.outcomes(d).and_then(|o| o.best(0.01)) else {
-            continue;
-        };
+    for &(d, cpu_share) in shares {
         let runs: Vec<Summary> = (0..starts)
             .map(|k| {
-                let (out, _) = replay_run_from(&trace, d, TailTarget::BALANCED, None, k, starts);
-                summarise(d, best.cpu_share, &out)
+                let (out, _) = replay_run_from(trace, d, TailTarget::BALANCED, None, k, starts);
+                summarise(d, cpu_share, &out)
             })
             .collect();
         let n = runs.len() as f64;
@@ -465,7 +471,7 @@ fn many_starts(path: &Path, starts: u64) -> (Vec<String>, Tally) {
             waits: mean(&|r| r.waits),
             swing_pct: f64::NAN,
         };
-        let (line, checks) = row_text(&label(d), best.cpu_share * 100.0, &s, false);
+        let (line, checks) = row_text(&label(d), cpu_share * 100.0, &s, false);
         lines.push(line);
         // The swing is one trajectory's: not judged here.
         for ok in &checks[..3] {
@@ -676,6 +682,8 @@ fn main() {
     // The same file in two directories (the shared traces hold copies of
     // some in tests/data) is replayed once.
     let mut seen: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    // Each trace replayed, with its oracle's CPU share at 1 % per length.
+    let mut replayed: Vec<(PathBuf, Trace, OracleShares)> = Vec::new();
     for dir in dirs {
         let traces = traces_in(&dir);
         if traces.is_empty() {
@@ -704,7 +712,9 @@ fn main() {
                 continue;
             }
             seen.push((t.clone(), bytes));
-            replay(&t, &mut tally);
+            if let Some((trace, shares)) = replay(&t, &mut tally) {
+                replayed.push((t, trace, shares));
+            }
         }
     }
     let starts = std::env::var("KEEPTIME_CONVERGENCE_STARTS")
@@ -715,11 +725,10 @@ fn main() {
     if starts > 0 {
         // One thread per trace: a TracePlatform is not Send, each thread
         // builds its own.
-        let paths: Vec<PathBuf> = seen.iter().map(|(p, _)| p.clone()).collect();
         let results: Vec<(Vec<String>, Tally)> = std::thread::scope(|sc| {
-            let hs: Vec<_> = paths
+            let hs: Vec<_> = replayed
                 .iter()
-                .map(|p| sc.spawn(move || many_starts(p, starts)))
+                .map(|(p, trace, shares)| sc.spawn(move || many_starts(p, trace, shares, starts)))
                 .collect();
             hs.into_iter()
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
