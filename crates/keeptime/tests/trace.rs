@@ -588,6 +588,8 @@ fn a_default_recording_lets_a_profile_set_one_wake_up_aside_at_1_percent() {
 
 #[test]
 fn replay_starts_part_of_the_way_through_each_lengths_rows() {
+    // A simulated clock: each OS wait wakes by the hand trace's next recorded
+    // overshoot, so these are the trace's own rows, read exactly, not timings.
     // 10 µs has three rows (overshoots 1000, 0, 3000), 100 µs one (7000).
     let overshoots = |part, parts| {
         let p = TracePlatform::starting_at(hand_trace(), 0, part, parts);
