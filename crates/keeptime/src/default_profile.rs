@@ -11,8 +11,17 @@
 use crate::estimate::MarginEstimator;
 use crate::profile::Profile;
 use crate::{Platform, Sleeper, SleeperBuilder};
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Once, PoisonError, RwLock};
+
+/// The environment variable naming a profile for keeptime's own sleepers
+/// when the program sets none (`spec/estimator.md`, *Default sleepers*).
+pub const PROFILE_ENV: &str = "KEEPTIME_PROFILE";
+
+/// Run once per process: the default from [`PROFILE_ENV`], or nothing when
+/// the program set or cleared the default first.
+static FROM_ENV: Once = Once::new();
 
 /// Bumped (under the lock) each time the default changes.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -40,6 +49,16 @@ static DEFAULT: RwLock<Option<Arc<MarginEstimator>>> = RwLock::new(None);
 /// made on another machine. keeptime keeps its own copy. Set it once, at
 /// start-up: each change throws away what the default sleepers learned since.
 ///
+/// **Without a line of code:** a program that never calls this starts its
+/// default sleepers from the profile that the environment variable
+/// [`KEEPTIME_PROFILE`](PROFILE_ENV) names, if set and not empty
+/// (`KEEPTIME_PROFILE=host.profile ./app`). It is read once, when the first
+/// default sleeper is made, and loaded with [`Profile::load`] (machine
+/// checked). A file that cannot be loaded fails nothing: one line on stderr,
+/// `keeptime: KEEPTIME_PROFILE=PATH: why; keeptime's own sleepers start
+/// fresh`, and they start fresh. A call to this function before then wins:
+/// the variable is then never read; a call after replaces its profile.
+///
 /// ```no_run
 /// use keeptime::profile::Profile;
 /// use std::time::Duration;
@@ -51,10 +70,37 @@ static DEFAULT: RwLock<Option<Arc<MarginEstimator>>> = RwLock::new(None);
 /// # Ok::<(), keeptime::profile::ProfileError>(())
 /// ```
 pub fn set_default_profile(profile: Option<&Profile>) {
+    // The program's choice wins: the environment is not read after it.
+    FROM_ENV.call_once(|| {});
+    install(profile);
+}
+
+/// Makes `profile` (or none) the default in force.
+fn install(profile: Option<&Profile>) {
     let estimator = profile.map(|p| Arc::new(p.estimator()));
     let mut slot = DEFAULT.write().unwrap_or_else(PoisonError::into_inner);
     *slot = estimator;
     GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The profile at `path` (the value of [`PROFILE_ENV`]; unset or empty:
+/// none), machine checked. One that cannot be loaded fails nothing: one
+/// line to `warn`, and keeptime's own sleepers start fresh.
+fn from_env(path: Option<&std::ffi::OsStr>, warn: &mut dyn Write) -> Option<Profile> {
+    let path = path.filter(|p| !p.is_empty())?;
+    match Profile::load(path) {
+        Ok(profile) => Some(profile),
+        Err(e) => {
+            // Nowhere else to say it: the program did not ask, its
+            // environment did. A failed write is not worth failing a sleep.
+            let _ = writeln!(
+                warn,
+                "keeptime: {PROFILE_ENV}={}: {e}; keeptime's own sleepers start fresh",
+                path.to_string_lossy()
+            );
+            None
+        }
+    }
 }
 
 /// The generation of the default in force: a default sleeper made for
@@ -67,6 +113,12 @@ pub(crate) fn generation() -> u64 {
 /// `builder` started from the default profile, if one is set, and the
 /// generation it was made for.
 pub(crate) fn starting(builder: SleeperBuilder) -> (SleeperBuilder, u64) {
+    FROM_ENV.call_once(|| {
+        let path = std::env::var_os(PROFILE_ENV);
+        if let Some(profile) = from_env(path.as_deref(), &mut std::io::stderr().lock()) {
+            install(Some(&profile));
+        }
+    });
     let slot = DEFAULT.read().unwrap_or_else(PoisonError::into_inner);
     let generation = generation();
     let builder = match slot.as_ref() {
@@ -135,6 +187,51 @@ mod tests {
 
     fn sim_settings() -> (SleeperBuilder, SimPlatform) {
         (Sleeper::builder(), SimPlatform::new(1_000_000))
+    }
+
+    /// `from_env` on `path`: the profile's answers (if one loaded) and what
+    /// it wrote.
+    fn env(path: Option<&std::path::Path>) -> (Option<Vec<(usize, u64)>>, String) {
+        let mut warn = Vec::new();
+        let p = from_env(path.map(|p| p.as_os_str()), &mut warn);
+        let answers = p.map(|p| answers(Sleeper::builder().profile(&p).build().estimator()));
+        (answers, String::from_utf8(warn).unwrap())
+    }
+
+    #[test]
+    fn the_environments_profile_loads_or_says_in_one_line_why_not() {
+        let dir = std::env::temp_dir().join(format!("keeptime-env-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = profile();
+        let good = dir.join("good.profile");
+        p.write(&good).unwrap();
+        let from_profile = answers(Sleeper::builder().profile(&p).build().estimator());
+        assert_eq!(env(Some(&good)), (Some(from_profile), String::new()));
+
+        // Unset or empty: nothing read, nothing said.
+        assert_eq!(env(None), (None, String::new()));
+        assert_eq!(env(Some(std::path::Path::new(""))), (None, String::new()));
+
+        // Missing, malformed, another machine's: one line each, the
+        // loader's own message in it, and no profile.
+        let text = p.to_text();
+        let cut = dir.join("cut.profile");
+        std::fs::write(&cut, &text[..text.len() - 4]).unwrap();
+        let other = dir.join("other.profile");
+        let cpus = text
+            .lines()
+            .find(|l| l.starts_with("cpus_online "))
+            .unwrap();
+        std::fs::write(&other, text.replacen(cpus, "cpus_online 977", 1)).unwrap();
+        for bad in [dir.join("missing.profile"), cut, other] {
+            let why = Profile::load(&bad).unwrap_err();
+            let line = format!(
+                "keeptime: KEEPTIME_PROFILE={}: {why}; keeptime's own sleepers start fresh\n",
+                bad.display()
+            );
+            assert_eq!(env(Some(&bad)), (None, line));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     // One test for the whole process-wide default: tests run in parallel.

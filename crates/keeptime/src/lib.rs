@@ -52,7 +52,9 @@
 //!   spinning through its first hundreds of sleeps while it learns; a
 //!   profile from another machine is refused. [`set_default_profile`] starts
 //!   keeptime's own sleepers from one too: those behind [`sleep`] and the
-//!   other free functions, and the async waiter's.
+//!   other free functions, and the async waiter's; so does the environment
+//!   variable `KEEPTIME_PROFILE` ([`PROFILE_ENV`]) in a program that sets
+//!   none.
 //!
 //! ## Async code
 //!
@@ -93,7 +95,7 @@ pub mod waiter;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-pub use default_profile::set_default_profile;
+pub use default_profile::{set_default_profile, PROFILE_ENV};
 pub use error::Error;
 pub use estimate::MarginEstimator;
 pub use idle_hint::{IdleHint, IdleHintHolder, IdleHintStatus};
