@@ -168,8 +168,11 @@ pub fn run(args: TraceArgs) -> Result<()> {
         let buckets = profile.samples().iter().filter(|&&n| n > 0).count();
         let samples: usize = profile.samples().iter().sum();
         eprintln!(
-            "wrote a profile of this machine ({samples} wake-ups in {buckets} buckets) to {}",
-            p.display()
+            "wrote a profile of this machine ({samples} wake-ups in {buckets} buckets) to {}; \
+             {}={} starts keeptime's own sleepers from it in any program",
+            p.display(),
+            keeptime::PROFILE_ENV,
+            std::fs::canonicalize(p).as_deref().unwrap_or(p).display()
         );
     }
     let durations = if args.durations.is_empty() {

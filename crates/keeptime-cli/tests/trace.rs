@@ -230,6 +230,12 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
         stderr.contains("wrote a profile of this machine"),
         "{stderr}"
     );
+    // How to use it without code, with a path that works from anywhere.
+    let hint = format!(
+        "KEEPTIME_PROFILE={} starts keeptime's own sleepers from it",
+        std::fs::canonicalize(&from_trace).unwrap().display()
+    );
+    assert!(stderr.contains(&hint), "{stderr}");
     let p = Profile::load(&from_trace).unwrap();
     let trace = Trace::load(shared("amd-epyc-kvm-haltpoll.csv.gz")).unwrap();
     let mut per_bucket = [0usize; keeptime::estimate::BUCKETS];
