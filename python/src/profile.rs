@@ -179,6 +179,13 @@ pub(crate) fn with_profile_arg<T>(
 /// keeps its sleeper. Set it once, at start-up: each change throws away
 /// what they learned since.
 ///
+/// Without a line of code: in a program that never calls this, the
+/// environment variable ``KEEPTIME_PROFILE`` (a path, if set and not empty)
+/// names the profile, read once, at the first sleep (``KEEPTIME_PROFILE=
+/// host.profile python app.py``). A file that cannot be loaded fails
+/// nothing: one line on stderr says why, and the sleepers start fresh. A
+/// call made before that first sleep wins: the variable is then never read.
+///
 /// >>> s = keeptime.Sleeper()
 /// >>> s.sleep(300e-6)
 /// >>> keeptime.set_default_profile(s.profile())   # or "host.profile"

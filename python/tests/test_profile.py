@@ -141,3 +141,58 @@ def test_the_default_profile_starts_the_free_functions_sleepers(tmp_path):
             keeptime.set_default_profile(cut)
     finally:
         keeptime.set_default_profile(None)
+
+
+# The child: sleeps with keeptime's own sleepers (free functions, a ticker),
+# optionally after the program set the default, and checks none was early.
+ENV_CHILD = """
+import sys, time, keeptime
+if sys.argv[1] == "program_first":
+    keeptime.set_default_profile(None)
+for _ in range(20):
+    deadline = time.monotonic_ns() + 300_000
+    keeptime.sleep_until_ns(deadline)
+    assert time.monotonic_ns() >= deadline
+t = keeptime.Ticker(0.0003)
+for _ in range(10):
+    tick = t.tick()
+    assert time.monotonic_ns() >= tick.scheduled_ns
+"""
+
+
+def run_with_env(case: str, value: str) -> str:
+    """Runs ``ENV_CHILD`` with ``KEEPTIME_PROFILE=value``; its stderr."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, KEEPTIME_PROFILE=value)
+    out = subprocess.run(
+        [sys.executable, "-c", ENV_CHILD, case], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stderr
+
+
+def test_keeptime_profile_in_the_environment_starts_the_default_sleepers(tmp_path):
+    # The core's tests check exactly what the sleepers start from; here, that
+    # Python's free functions and tickers reach it: a good file is read in
+    # silence, a bad one is reported in one line and the sleeps go on fresh.
+    good = tmp_path / "host.profile"
+    learned().write(good)
+    assert run_with_env("default", str(good)) == ""
+    assert run_with_env("default", "") == ""
+    missing = tmp_path / "missing.profile"
+    line = run_with_env("default", str(missing))
+    assert line.startswith(f"keeptime: KEEPTIME_PROFILE={missing}: {missing}: "), line
+    assert line.endswith("; keeptime's own sleepers start fresh\n"), line
+    assert line.count("\n") == 1, line
+    cut = tmp_path / "cut.profile"
+    cut.write_text(learned().text()[:40])
+    with pytest.raises(keeptime.ProfileError) as why:
+        keeptime.Profile.load(cut)
+    assert run_with_env("default", str(cut)) == (
+        f"keeptime: KEEPTIME_PROFILE={cut}: {why.value}; keeptime's own sleepers start fresh\n"
+    )
+    # The program's own choice, made first, wins: the variable is never read.
+    assert run_with_env("program_first", str(missing)) == ""

@@ -780,6 +780,13 @@ int kt_sleeper_create_with_profile(int mode,
  * `kt_sleeper` you created is never touched. The profile is copied; free it
  * whenever you like. Set it once, at start-up, before the first sleep.
  *
+ * Without a line of code: in a program that never calls this, the
+ * environment variable `KEEPTIME_PROFILE` (a path, if set and not empty)
+ * names the profile, read once, when the first of those sleepers is made
+ * (`KEEPTIME_PROFILE=host.profile ./app`). A file that cannot be loaded
+ * fails nothing: one line on stderr says why, and they start fresh. A call
+ * made before then wins: the variable is then never read.
+ *
  * ```c
  * kt_profile *p = NULL;
  * if (kt_profile_load("host.profile", 0, &p, NULL) == KT_OK) {

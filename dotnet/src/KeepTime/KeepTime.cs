@@ -103,7 +103,11 @@ namespace Dev.KeepTime
         /// are dropped. A <see cref="Sleeper"/> you built is never touched.
         /// The profile is copied: dispose it whenever you like. Set it once, at
         /// start-up, before the first sleep: each change drops what the default
-        /// sleepers learned since.
+        /// sleepers learned since. A program that never calls this gets the
+        /// profile the environment variable KEEPTIME_PROFILE names (read once,
+        /// when the first of those sleepers is made; a file that cannot be
+        /// loaded is one line on stderr, and they start fresh); a call made
+        /// before then wins.
         /// </summary>
         /// <exception cref="ObjectDisposedException"><paramref name="profile"/> has been disposed.</exception>
         /// <example><code>
