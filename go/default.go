@@ -1,6 +1,10 @@
 package keeptime
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -67,9 +71,29 @@ func SleepUntil(t time.Time) {
 //	if p, err := keeptime.LoadProfile("host.profile"); err == nil {
 //		keeptime.SetDefaultProfile(p)
 //	} // else Sleep and SleepUntil start fresh
+//
+// Without a call, the default comes from the environment: KEEPTIME_PROFILE,
+// when set and not empty, names a profile loaded as LoadProfile loads it
+// (the machine checked). It is read once per process, when the first
+// sleeper behind Sleep and SleepUntil, or of a Ticker from NewTicker, is
+// made, and never if SetDefaultProfile (with a profile or nil) came first:
+// the program's choice wins, and a later call replaces it. A file that
+// cannot be loaded fails nothing: one line to standard error, "keeptime:
+// KEEPTIME_PROFILE=PATH: MESSAGE; keeptime's own sleepers start fresh"
+// (MESSAGE: LoadProfile's error, less its own "keeptime: "), and those sleepers start fresh. A
+// Sleeper the program makes itself never reads it.
 func SetDefaultProfile(p *Profile) {
+	sharedSleepers.envOnce.Do(func() {}) // from now on KEEPTIME_PROFILE is never read
 	sharedSleepers.setProfile(p)
 }
+
+// profileEnv names the default profile of a program that sets none
+// (spec/estimator.md, "Default sleepers", "From the environment").
+const profileEnv = "KEEPTIME_PROFILE"
+
+// envProfileWarn is where the one line about a KEEPTIME_PROFILE that
+// cannot be loaded goes (the tests swap it).
+var envProfileWarn io.Writer = os.Stderr
 
 // sharedSleepers are the Exact sleepers behind Sleep and SleepUntil.
 //
@@ -93,7 +117,11 @@ func SetDefaultProfile(p *Profile) {
 // profile's model, and a sleeper borrowed under an older generation is not
 // taken back. NewTicker's sleeper is made the same way (newSleeper), but
 // belongs to its ticker, never to the list.
-var sharedSleepers sleeperPool
+//
+// Before it makes its first sleeper (for Sleep or for NewTicker), the pool
+// reads KEEPTIME_PROFILE, once, unless SetDefaultProfile came first; a
+// sleeper taken from the list never waits for that.
+var sharedSleepers = sleeperPool{readEnv: true}
 
 // maxSharedSleepers bounds the free list (each sleeper is ~31 KiB); sleepers
 // beyond it are left to the garbage collector.
@@ -108,6 +136,11 @@ type sleeperPool struct {
 	// start is the default profile's model (spec/estimator.md, "Loading"),
 	// made once and never written after; nil: sleepers start fresh.
 	start *estimator
+	// readEnv: the pool's default starts as the profile KEEPTIME_PROFILE
+	// names, loaded by envOnce when the pool first makes a sleeper (only
+	// sharedSleepers; SetDefaultProfile spends envOnce without loading).
+	readEnv bool
+	envOnce sync.Once
 }
 
 // setProfile makes p (nil: none) the model new sleepers start from, in a
@@ -129,26 +162,55 @@ func (p *sleeperPool) setProfile(prof *Profile) {
 // generation to give it back under.
 func (p *sleeperPool) get() (*Sleeper, uint64) {
 	p.mu.Lock()
-	gen := p.gen
 	if n := len(p.free); n > 0 {
 		s := p.free[n-1]
 		p.free[n-1] = nil
 		p.free = p.free[:n-1]
+		gen := p.gen
 		p.mu.Unlock()
 		return s, gen
 	}
-	start := p.start
 	p.mu.Unlock()
+	start, gen := p.starting()
 	return sleeperFrom(start), gen
 }
 
 // newSleeper makes a sleeper the way the pool does, from the default
 // profile in force now: the sleeper of a Ticker made by NewTicker.
 func (p *sleeperPool) newSleeper() *Sleeper {
-	p.mu.Lock()
-	start := p.start
-	p.mu.Unlock()
+	start, _ := p.starting()
 	return sleeperFrom(start)
+}
+
+// starting is the model a new sleeper starts from (nil: fresh) and its
+// generation. The first call, if the pool reads the environment, loads
+// KEEPTIME_PROFILE first; a concurrent one waits for that load.
+func (p *sleeperPool) starting() (*estimator, uint64) {
+	if p.readEnv {
+		p.envOnce.Do(p.loadEnvProfile)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.start, p.gen
+}
+
+// loadEnvProfile makes the profile KEEPTIME_PROFILE names, when set and not
+// empty, the default. One that LoadProfile refuses (missing, unreadable,
+// malformed, another machine's) is one line on envProfileWarn, and the
+// default stays none: sleepers start fresh.
+func (p *sleeperPool) loadEnvProfile() {
+	path := os.Getenv(profileEnv)
+	if path == "" {
+		return
+	}
+	prof, err := LoadProfile(path)
+	if err != nil {
+		// LoadProfile's messages start "keeptime: ", as this line does.
+		msg := strings.TrimPrefix(err.Error(), "keeptime: ")
+		fmt.Fprintf(envProfileWarn, "keeptime: %s=%s: %s; keeptime's own sleepers start fresh\n", profileEnv, path, msg)
+		return
+	}
+	p.setProfile(prof)
 }
 
 // sleeperFrom is a default sleeper (Exact, the default tail target, not

@@ -12,6 +12,15 @@ import (
 // times over four wait lengths: several live buckets, each with a cost.
 func learnedProfile(t *testing.T) *Profile {
 	t.Helper()
+	p := profileOf(&learnedSleeper().est, testMachine)
+	if len(p.sections) < 2 || len(p.costs) == 0 {
+		t.Fatalf("a near-empty profile: %d sections, %d costs", len(p.sections), len(p.costs))
+	}
+	return p
+}
+
+// learnedSleeper is learnedProfile's simulated sleeper, after its sleeps.
+func learnedSleeper() *Sleeper {
 	sim := newSim(1_000_000)
 	sim.defaultOvershoot = 30_000
 	s := newSleeperOn(sim, Exact)
@@ -22,11 +31,7 @@ func learnedProfile(t *testing.T) *Profile {
 		d := []uint64{250_000, 1_000_000, 2_500_000, 10_000_000}[i%4]
 		s.sleepUntilNs(sim.now() + d)
 	}
-	p := profileOf(&s.est, testMachine)
-	if len(p.sections) < 2 || len(p.costs) == 0 {
-		t.Fatalf("a near-empty profile: %d sections, %d costs", len(p.sections), len(p.costs))
-	}
-	return p
+	return s
 }
 
 // startedFrom is the sleeper the program would build itself from p: Exact,

@@ -87,7 +87,8 @@
 // starts a Sleeper of your own with Sleeper.UseProfile, and the shared
 // sleepers behind Sleep and SleepUntil, and those of the tickers NewTicker
 // makes from then on, with SetDefaultProfile, called once at start-up;
-// otherwise they start fresh.
+// otherwise from the profile the environment variable KEEPTIME_PROFILE
+// names, if any, or fresh.
 //
 // A precise wake-up needs a free P (GOMAXPROCS slot) at the moment the OS
 // wait ends. If every P is busy running other goroutines, the Go scheduler

@@ -114,10 +114,11 @@ type Ticker struct {
 // ErrInvalidPeriod.
 //
 // The ticker waits with a new Exact sleeper of its own (the default tail
-// target), started from the default profile in force now (SetDefaultProfile,
-// as Sleeper.UseProfile would), or fresh if none is set. A later
-// SetDefaultProfile does not touch the ticker. For other settings, or a
-// profile of its own, give the ticker a sleeper: NewTickerWith.
+// target), started from the default profile in force now (SetDefaultProfile
+// or KEEPTIME_PROFILE, as Sleeper.UseProfile would), or fresh if none is
+// set. A later SetDefaultProfile does not touch the ticker. For other
+// settings, or a profile of its own, give the ticker a sleeper:
+// NewTickerWith.
 func NewTicker(period time.Duration, policy MissedTicks) (*Ticker, error) {
 	return newTickerOn(sharedSleepers.newSleeper(), period, policy)
 }
