@@ -1,6 +1,13 @@
 package dev.keeptime;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Precise waiting: the accuracy of a spin at the CPU cost of a sleep.
@@ -26,7 +33,25 @@ import java.time.Duration;
  * kept in a {@link ThreadLocal}), so each thread learns its own margins; create
  * a {@link Sleeper} for another mode. They start fresh, or from a host
  * {@link Profile} set once at start-up with {@link #setDefaultProfile(Profile)}.
- * Guarantees: never returns before the
+ *
+ * <p>A program that sets none is started from the profile its environment
+ * names: the system property {@code keeptime.profile} or, when that is unset
+ * or empty, the environment variable {@code KEEPTIME_PROFILE}, when set and
+ * not empty, is the path of the default profile. So a host's profile
+ * ({@code keeptime trace --profile host.profile}, then
+ * {@code java -Dkeeptime.profile=host.profile -jar app.jar}) reaches every
+ * program on it without a line of code. It is read once per process, when a
+ * default profile is first needed (the first sleeper behind the static
+ * methods, or the first sleeper of a {@link Ticker} made without one), and
+ * loaded as {@link Profile#load(Path, Profile.Option...)} loads it, the
+ * machine checked; a {@link #setDefaultProfile(Profile)} call before then
+ * (even with {@code null}) wins and it is never read. A file that cannot be
+ * loaded fails nothing: one line goes to {@link System#err},
+ * {@code keeptime: KEEPTIME_PROFILE=PATH: MESSAGE; keeptime's own sleepers start fresh}
+ * ({@code keeptime.profile=PATH} when the property named it; {@code MESSAGE}
+ * the load exception's message), and the default sleepers start fresh.
+ *
+ * <p>Guarantees: never returns before the
  * deadline on {@link System#nanoTime()}; a deadline in the past returns at
  * once; interrupts as in {@link Thread#sleep(long)} (the status is cleared
  * and {@link InterruptedException} thrown); on Linux with JDK 22+ the waiting
@@ -48,12 +73,37 @@ public final class KeepTime {
      * publishes a new one (a new identity, even for the same profile or
      * {@code null}), and a thread whose sleeper was made for another one
      * replaces it at its next sleep ({@code spec/estimator.md}, <em>Default
-     * sleepers</em>).
+     * sleepers</em>). {@link Default#UNREAD} until the program sets one or
+     * the first default sleeper reads the environment's.
      */
-    private static volatile Default defaultProfile = new Default(null);
+    private static volatile Default defaultProfile = Default.UNREAD;
+
+    /** The system property naming the default profile's file; it comes before {@code KEEPTIME_PROFILE}. */
+    static final String PROFILE_PROPERTY = "keeptime.profile";
+    /** The environment variable naming the default profile's file. */
+    static final String PROFILE_VARIABLE = "KEEPTIME_PROFILE";
+
+    /**
+     * Guards reading the environment's profile: the first sleepers that need
+     * the default wait for one load and all see it, and
+     * {@link #setDefaultProfile(Profile)} waits for a load under way, so the
+     * program's setting is never overwritten by the environment's.
+     */
+    private static final Object ENVIRONMENT_LOCK = new Object();
+    /** Where the environment's profile is looked up and warned about: the real ones, or a test's (under the lock). */
+    private static Function<String, String> properties = System::getProperty;
+    private static Function<String, String> variables = System::getenv;
+    private static Supplier<PrintStream> warnings = () -> System.err;
 
     /** A default profile setting: {@code null} for none (fresh sleepers). */
     private static final class Default {
+        /**
+         * Nothing set yet and the environment not read: the first sleeper
+         * that needs the default reads it ({@link #inForce(Default)}) and
+         * never starts from this one.
+         */
+        static final Default UNREAD = new Default(null);
+
         final Profile profile;
 
         Default(Profile profile) {
@@ -79,6 +129,7 @@ public final class KeepTime {
         }
 
         void renew(Default d) {
+            d = inForce(d);
             sleeper = d.newSleeper();
             madeFor = d;
         }
@@ -109,7 +160,100 @@ public final class KeepTime {
      * {@link #setDefaultProfile(Profile)} does not touch it.
      */
     static Sleeper defaultSleeper() {
-        return defaultProfile.newSleeper();
+        return inForce(defaultProfile).newSleeper();
+    }
+
+    /**
+     * {@code d}, or, if it is {@link Default#UNREAD}, the setting the
+     * environment gives: read once, by the first caller, under the lock
+     * (later callers wait and take the same), and published as the default.
+     * Off the hot path: a thread sleeper reads it only when it is made or
+     * replaced.
+     */
+    private static Default inForce(Default d) {
+        if (d != Default.UNREAD) {
+            return d;
+        }
+        synchronized (ENVIRONMENT_LOCK) {
+            d = defaultProfile;
+            if (d == Default.UNREAD) {
+                d = new Default(fromEnvironment());
+                defaultProfile = d;
+            }
+            return d;
+        }
+    }
+
+    /**
+     * The profile {@code keeptime.profile} or else {@code KEEPTIME_PROFILE}
+     * names ({@code spec/estimator.md}, <em>Default sleepers</em>, <em>From
+     * the environment</em>), loaded with the machine check; {@code null} when
+     * neither is set and not empty, or when the file cannot be loaded (then
+     * one line on the warning stream). Never throws for the file.
+     */
+    private static Profile fromEnvironment() {
+        String name = PROFILE_PROPERTY;
+        String path = properties.apply(PROFILE_PROPERTY);
+        if (path == null || path.isEmpty()) {
+            name = PROFILE_VARIABLE;
+            path = variables.apply(PROFILE_VARIABLE);
+        }
+        if (path == null || path.isEmpty()) {
+            return null;
+        }
+        try {
+            return Profile.load(Path.of(path));
+        } catch (IOException | InvalidPathException e) {
+            warnings.get().println("keeptime: " + name + "=" + path + ": " + why(path, e)
+                    + "; keeptime's own sleepers start fresh");
+            return null;
+        }
+    }
+
+    /**
+     * What went wrong, naming the file: a {@link ProfileException}'s own
+     * message (it names the file and the line); for a file that cannot be
+     * opened or read, {@code PATH: cannot read the profile: REASON}, since
+     * {@link java.nio.file.NoSuchFileException} and its kin say only the path.
+     */
+    private static String why(String path, Exception e) {
+        if (e instanceof ProfileException) {
+            return e.getMessage();
+        }
+        String reason;
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            reason = "no such file";
+        } else if (e instanceof java.nio.file.AccessDeniedException) {
+            reason = "permission denied";
+        } else if (e instanceof java.nio.file.FileSystemException) {
+            String r = ((java.nio.file.FileSystemException) e).getReason();
+            reason = r != null ? r : e.getClass().getSimpleName();
+        } else {
+            reason = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        }
+        return path + ": cannot read the profile: " + reason;
+    }
+
+    /**
+     * Test hook: back to the state before the first default sleeper (nothing
+     * set, the environment not read), the environment's profile to be looked
+     * up from then on with {@code properties} and {@code variables} and
+     * warned about on {@code warnings}. Thread sleepers made before are
+     * replaced at their next use, as after any change.
+     */
+    static void resetDefaultProfile(Function<String, String> properties, Function<String, String> variables,
+            Supplier<PrintStream> warnings) {
+        synchronized (ENVIRONMENT_LOCK) {
+            KeepTime.properties = Objects.requireNonNull(properties, "properties");
+            KeepTime.variables = Objects.requireNonNull(variables, "variables");
+            KeepTime.warnings = Objects.requireNonNull(warnings, "warnings");
+            defaultProfile = Default.UNREAD;
+        }
+    }
+
+    /** Test hook: {@link #resetDefaultProfile(Function, Function, Supplier)} with the real sources and {@link System#err}. */
+    static void resetDefaultProfile() {
+        resetDefaultProfile(System::getProperty, System::getenv, () -> System.err);
     }
 
     /**
@@ -134,6 +278,18 @@ public final class KeepTime {
      * start-up, before the first sleep: every later call (even with the same
      * profile) throws away what the thread sleepers learned since.
      *
+     * <p>Until the first call, the default is the profile the system property
+     * {@code keeptime.profile} or the environment variable
+     * {@code KEEPTIME_PROFILE} names (the property first; either only when
+     * set and not empty), read once per process when a default sleeper is
+     * first made. A call before then (even with {@code null}) means it is
+     * never read: the program's choice wins; a call after replaces it as any
+     * change does. It is loaded with the machine check; a file that cannot be
+     * loaded throws nothing but writes one line to {@link System#err},
+     * {@code keeptime: KEEPTIME_PROFILE=PATH: MESSAGE; keeptime's own sleepers start fresh}
+     * ({@code keeptime.profile=PATH} for the property), and the default
+     * sleepers start fresh.
+     *
      * <pre>{@code
      * Profile p = Profile.load(Path.of("host.profile")); // ProfileException if bad or another machine's
      * KeepTime.setDefaultProfile(p);                     // once, at start-up
@@ -144,7 +300,11 @@ public final class KeepTime {
      *     tickers made without one) start from, or {@code null} for fresh ones
      */
     public static void setDefaultProfile(Profile profile) {
-        defaultProfile = new Default(profile);
+        // Under the lock: a load of the environment's profile under way ends
+        // first, and this setting, not UNREAD any more, marks it consumed.
+        synchronized (ENVIRONMENT_LOCK) {
+            defaultProfile = new Default(profile);
+        }
     }
 
     /**
