@@ -21,13 +21,19 @@
 //! `time.monotonic_ns()` another 20 µs; with the warm-up below, 0 and 6 µs
 //! (`keeptime.sleep_until_ns` in a loop, readings on both sides). So the last stretch
 //! of a warm return is longer: the binding asks the core for a lead
-//! (`spec/sleep.md`, *Hand-off*: the plan spins at least `lead` and hands off
-//! `lead` before the deadline, with the sleep's own stats); with the GIL held, one call of a tiny Python function
-//! (`keeptime._warm_up`, registered at import) pulls the interpreter's hot
-//! path back into the caches; then the final spin to the deadline. `lead`
-//! follows the observed cost of re-attaching plus that call per thread (a
-//! decaying maximum, 2–100 µs); the price is a spin of about half the lead
-//! per sleep, with the GIL held. In a crowd (more sleepers inside a sleep
+//! (`spec/sleep.md`, *Hand-off*: the OS waits are planned for `lead` before
+//! the deadline, on top of their margins, and the spin hands off `lead`
+//! before the deadline, with the sleep's own stats); with the GIL held, one
+//! call of a tiny Python function (`keeptime._warm_up`, registered at import)
+//! pulls the interpreter's hot path back into the caches; then the final
+//! spin to the deadline. `lead` follows the observed cost of re-attaching
+//! plus that call per thread (a decaying maximum, 2–100 µs: about 2 µs after
+//! 250 µs sleeps, 11 µs after 1 ms and 51 µs after 10 ms on host kind D);
+//! the price is about the lead per sleep, spent with the GIL held (the
+//! warm-up, then the spin). (As a floor under the margins instead, the lead let a wake-up the
+//! margin allowed run the warm-up past the deadline: a sleeper from a host
+//! profile, whose margins are tight, returned late in 37–67 % of its 10 ms
+//! sleeps by its own reading.) In a crowd (more sleepers inside a sleep
 //! than CPUs, `System::crowded`) there is no warm-up: the GIL is what the
 //! crowd queues for, so it is held only for the core's own hand-off.
 //! Efficient mode has no final spin and no warm-up.

@@ -719,20 +719,33 @@ fn sleeps_on_unestablished_margins_are_counted_unproven() {
 }
 
 #[test]
-fn a_binding_lead_plans_a_spin_at_least_that_long_and_hands_off_that_early() {
+fn a_binding_lead_plans_its_waits_that_much_earlier_and_hands_off_that_early() {
     let sim = SimPlatform::new(0);
     sim.set_wait_cost(1_000);
     let mut s = exact(&sim);
     let lead = 30_000;
-    // A fresh sleeper's first plan: one OS wait to its default margin (50 µs),
-    // at least the lead; it wakes 2 µs late.
-    sim.script_overshoots([2_000]);
+    // Every OS wait is planned for the hand-off point, the lead before the
+    // deadline, so a wake-up within its margin leaves the binding its whole
+    // lead. A fresh sleeper's first wait ends its default margin (50 µs)
+    // before that point and wakes 2 µs late; the second ends the margin that
+    // one wake-up gives (its bin's top, 2 047 ns) before it and wakes on time.
+    sim.script_overshoots([2_000, 0]);
     let deadline = 1_000_000;
     let handoff = s
         .sleep_until_ns_to_handoff_with_lead(deadline, lead, &mut || true)
         .expect("not interrupted");
-    let start = sim.waits().last().expect("an OS wait").woke_ns;
-    assert!(deadline - start >= lead, "the spin is at least the lead");
+    let waits = sim.waits();
+    let targets: Vec<u64> = waits.iter().map(|w| w.target_ns).collect();
+    let handoff_point = deadline - lead;
+    assert_eq!(
+        targets,
+        [
+            handoff_point - keeptime::estimate::DEFAULT_MARGIN_NS,
+            handoff_point - 2_047
+        ]
+    );
+    let start = waits[1].woke_ns;
+    assert_eq!(start, handoff_point - 2_047);
     // The spin handed off at its first step within the lead of the deadline,
     // with the slot given back and the spin counted to the deadline.
     let at = first_step_at_or_past(start, 100, deadline - lead);

@@ -218,6 +218,7 @@ impl SleeperBuilder {
             mode: self.mode,
             min_spin_ns: self.min_spin_ns,
             handoff_ns: HANDOFF_NS,
+            lead_ns: 0,
             target: self.target,
             estimator: self.estimator.unwrap_or_default(),
             waits_planned: 0,

@@ -120,6 +120,11 @@ pub struct Sleeper<P: Platform = System> {
     /// How far before the deadline the spin hands off: [`HANDOFF_NS`], or a
     /// binding's longer lead during one sleep.
     handoff_ns: u64,
+    /// A binding's lead during one sleep (0 otherwise): its OS waits are
+    /// planned for the deadline less this, so the binding's own work after
+    /// the hand-off fits before the deadline whenever the last wake-up is
+    /// within its margin.
+    lead_ns: u64,
     target: TailTarget,
     estimator: MarginEstimator,
     waits_planned: u64,
@@ -300,23 +305,22 @@ impl<P: Platform> Sleeper<P> {
     /// [`sleep_until_ns_to_handoff`](Self::sleep_until_ns_to_handoff) with a
     /// last stretch of at least `lead_ns` for a binding that has work of its
     /// own to do before the return (Python re-attaches to its interpreter and
-    /// warms its way back): the sleep plans as if [`min_spin`] were at least
-    /// `lead_ns`, and hands off `max(lead_ns, HANDOFF_NS)` before the
-    /// deadline (`spec/sleep.md`, *Hand-off*). Stats, the late count and the
-    /// spin are the sleep's own, against the real deadline.
-    ///
-    /// [`min_spin`]: SleeperBuilder::min_spin
+    /// warms its way back): the sleep plans its OS waits for `lead_ns` before
+    /// the deadline (each margin then leaves the whole lead for that work),
+    /// and hands off `max(lead_ns, HANDOFF_NS)` before the deadline
+    /// (`spec/sleep.md`, *Hand-off*). Stats, the late count and the spin are
+    /// the sleep's own, against the real deadline.
     pub fn sleep_until_ns_to_handoff_with_lead(
         &mut self,
         deadline_ns: u64,
         lead_ns: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<Handoff, Interrupted> {
-        let (min_spin, handoff) = (self.min_spin_ns, self.handoff_ns);
-        self.min_spin_ns = min_spin.max(lead_ns);
+        let handoff = self.handoff_ns;
+        self.lead_ns = lead_ns;
         self.handoff_ns = HANDOFF_NS.max(lead_ns);
         let result = self.run(deadline_ns, keep_going);
-        self.min_spin_ns = min_spin;
+        self.lead_ns = 0;
         self.handoff_ns = handoff;
         result
     }
@@ -372,7 +376,7 @@ impl<P: Platform> Sleeper<P> {
         loop {
             let plan = plan_exact(
                 &self.estimator,
-                deadline - now,
+                (deadline - now).saturating_sub(self.lead_ns),
                 budget,
                 self.min_spin_ns,
                 step,
@@ -424,7 +428,7 @@ impl<P: Platform> Sleeper<P> {
         );
         let budget = u64::from(self.target.ppm());
         loop {
-            let rest = deadline - now;
+            let rest = (deadline - now).saturating_sub(self.lead_ns);
             let g = self
                 .estimator
                 .margin(bucket_of(rest), budget)
