@@ -15,6 +15,12 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 
+# KEEPTIME_PROFILE starts keeptime's own sleepers from a host profile in any
+# program (spec/estimator.md, Default sleepers). The project's tests and
+# benches measure those sleepers fresh, whatever the caller's environment;
+# the runs from a profile are explicit (bench-convergence's profile rows).
+unexport KEEPTIME_PROFILE
+
 TEST_TARGETS := test-rust
 
 .PHONY: all test bench bench-peers test-rust fmt lint clean

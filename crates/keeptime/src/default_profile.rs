@@ -237,6 +237,9 @@ mod tests {
     // One test for the whole process-wide default: tests run in parallel.
     #[test]
     fn default_sleepers_start_from_the_default_profile_and_follow_its_changes() {
+        // Fresh to begin with, whatever KEEPTIME_PROFILE says: the program's
+        // setting wins over the environment.
+        set_default_profile(None);
         let p = profile();
         let from_profile = answers(Sleeper::builder().profile(&p).build().estimator());
         let fresh = answers(Sleeper::new().estimator());
