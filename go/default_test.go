@@ -21,15 +21,21 @@ func learnedProfile(t *testing.T) *Profile {
 
 // learnedSleeper is learnedProfile's simulated sleeper, after its sleeps.
 func learnedSleeper() *Sleeper {
+	return simulatedSleeper(30_000, 2_000, 7_919, 60_000, []uint64{250_000, 1_000_000, 2_500_000, 10_000_000}, 600)
+}
+
+// simulatedSleeper is an Exact sleeper on a simulated clock after sleeps
+// sleeps of the lengths in turn, its OS waits waking base + (i·step mod
+// span) late (the first 5·sleeps of them), then defaultOvershoot late.
+func simulatedSleeper(defaultOvershoot, base, step, span uint64, lengths []uint64, sleeps int) *Sleeper {
 	sim := newSim(1_000_000)
-	sim.defaultOvershoot = 30_000
+	sim.defaultOvershoot = defaultOvershoot
 	s := newSleeperOn(sim, Exact)
-	for i := uint64(0); i < 3000; i++ {
-		sim.overshoots = append(sim.overshoots, 2_000+(i*7_919)%60_000)
+	for i := uint64(0); i < uint64(5*sleeps); i++ {
+		sim.overshoots = append(sim.overshoots, base+(i*step)%span)
 	}
-	for i := 0; i < 600; i++ {
-		d := []uint64{250_000, 1_000_000, 2_500_000, 10_000_000}[i%4]
-		s.sleepUntilNs(sim.now() + d)
+	for i := 0; i < sleeps; i++ {
+		s.sleepUntilNs(sim.now() + lengths[i%len(lengths)])
 	}
 	return s
 }

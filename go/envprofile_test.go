@@ -47,15 +47,7 @@ func envTest(t *testing.T, path string) *bytes.Buffer {
 // learnedProfile's and from a fresh one.
 func hostProfileFile(t *testing.T) (string, *Profile) {
 	t.Helper()
-	sim := newSim(1_000_000)
-	sim.defaultOvershoot = 12_000
-	s := newSleeperOn(sim, Exact)
-	for i := uint64(0); i < 2000; i++ {
-		sim.overshoots = append(sim.overshoots, 1_000+(i*4_973)%20_000)
-	}
-	for i := 0; i < 400; i++ {
-		s.sleepUntilNs(sim.now() + []uint64{1_500_000, 5_000_000}[i%2])
-	}
+	s := simulatedSleeper(12_000, 1_000, 4_973, 20_000, []uint64{1_500_000, 5_000_000}, 400)
 	path := filepath.Join(t.TempDir(), "host.profile")
 	if err := s.WriteProfile(path); err != nil {
 		t.Fatal(err)
@@ -94,17 +86,11 @@ func TestEnvProfileStartsTheDefaultSleepers(t *testing.T) {
 		t.Fatal("the first shared sleeper was not started from KEEPTIME_PROFILE's profile")
 	}
 	sharedSleepers.put(s, gen)
-	tk, err := NewTicker(time.Millisecond, Skip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(unclocked(tk.sleeper), *want) {
-		t.Fatal("NewTicker's sleeper was not started from KEEPTIME_PROFILE's profile")
-	}
+	tickerStartsAs(t, want, "NewTicker's sleeper was not started from KEEPTIME_PROFILE's profile")
 
 	// A Ticker made first reads it too.
 	resetEnvProfileForTest()
-	tk, err = NewTicker(time.Millisecond, Burst)
+	tk, err := NewTicker(time.Millisecond, Burst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,13 +166,7 @@ func TestEnvProfileThatCannotLoadStartsFresh(t *testing.T) {
 				t.Fatal("the shared sleeper is not fresh")
 			}
 			sharedSleepers.put(s, gen)
-			tk, err := NewTicker(time.Millisecond, Skip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(unclocked(tk.sleeper), *NewSleeper(Exact)) {
-				t.Fatal("NewTicker's sleeper is not fresh")
-			}
+			tickerStartsAs(t, NewSleeper(Exact), "NewTicker's sleeper is not fresh")
 			Sleep(50 * time.Microsecond)
 			if got, want := warn.String(), envWarning(c.path, c.msg); got != want {
 				t.Fatalf("warned\n%q\nwant once\n%q", got, want)
@@ -246,13 +226,7 @@ func TestSetDefaultProfileBeforeTheFirstSleepWins(t *testing.T) {
 		t.Fatal("after SetDefaultProfile(nil), the shared sleeper is not fresh")
 	}
 	Sleep(50 * time.Microsecond)
-	tk, err := NewTicker(time.Millisecond, Skip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(unclocked(tk.sleeper), *NewSleeper(Exact)) {
-		t.Fatal("after SetDefaultProfile(nil), NewTicker's sleeper is not fresh")
-	}
+	tickerStartsAs(t, NewSleeper(Exact), "after SetDefaultProfile(nil), NewTicker's sleeper is not fresh")
 	if warn.Len() != 0 {
 		t.Fatalf("KEEPTIME_PROFILE was read after SetDefaultProfile(nil): %q", warn)
 	}
@@ -264,13 +238,7 @@ func TestSetDefaultProfileBeforeTheFirstSleepWins(t *testing.T) {
 	if s, _ := sharedSleepers.get(); !reflect.DeepEqual(s, startedFrom(t, mine)) {
 		t.Fatal("the shared sleeper did not start from the program's profile")
 	}
-	tk, err = NewTicker(time.Millisecond, Skip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(unclocked(tk.sleeper), *startedFrom(t, mine)) {
-		t.Fatal("NewTicker's sleeper did not start from the program's profile")
-	}
+	tickerStartsAs(t, startedFrom(t, mine), "NewTicker's sleeper did not start from the program's profile")
 	if warn.Len() != 0 {
 		t.Fatalf("warned: %q", warn)
 	}
@@ -286,13 +254,7 @@ func TestEmptyEnvProfileIsNone(t *testing.T) {
 		if s, _ := sharedSleepers.get(); !reflect.DeepEqual(s, NewSleeper(Exact)) {
 			t.Fatal("the shared sleeper is not fresh")
 		}
-		tk, err := NewTicker(time.Millisecond, Skip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(unclocked(tk.sleeper), *NewSleeper(Exact)) {
-			t.Fatal("NewTicker's sleeper is not fresh")
-		}
+		tickerStartsAs(t, NewSleeper(Exact), "NewTicker's sleeper is not fresh")
 		if warn.Len() != 0 || sharedSleepers.start != nil {
 			t.Fatalf("something was read: %q", warn)
 		}
@@ -320,14 +282,21 @@ func TestSetDefaultProfileReplacesTheEnvProfile(t *testing.T) {
 	if next, _ := sharedSleepers.get(); !reflect.DeepEqual(next, NewSleeper(Exact)) {
 		t.Fatal("after SetDefaultProfile(nil), the shared sleeper is not fresh")
 	}
+	tickerStartsAs(t, NewSleeper(Exact), "after SetDefaultProfile(nil), NewTicker's sleeper is not fresh")
+	if warn.Len() != 0 {
+		t.Fatalf("KEEPTIME_PROFILE was read again: %q", warn)
+	}
+}
+
+// tickerStartsAs fails with msg unless a ticker made now by NewTicker
+// waits with a sleeper equal to want.
+func tickerStartsAs(t *testing.T, want *Sleeper, msg string) {
+	t.Helper()
 	tk, err := NewTicker(time.Millisecond, Skip)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(unclocked(tk.sleeper), *NewSleeper(Exact)) {
-		t.Fatal("after SetDefaultProfile(nil), NewTicker's sleeper is not fresh")
-	}
-	if warn.Len() != 0 {
-		t.Fatalf("KEEPTIME_PROFILE was read again: %q", warn)
+	if !reflect.DeepEqual(unclocked(tk.sleeper), *want) {
+		t.Fatal(msg)
 	}
 }
