@@ -30,12 +30,13 @@
 //! plus that call per thread (a decaying maximum, 2–100 µs: about 2 µs after
 //! 250 µs sleeps, 11 µs after 1 ms and 51 µs after 10 ms on host kind D);
 //! the price is about the lead per sleep, spent with the GIL held (the
-//! warm-up, then the spin). (As a floor under the margins instead, the lead let a wake-up the
-//! margin allowed run the warm-up past the deadline: a sleeper from a host
-//! profile, whose margins are tight, returned late in 37–67 % of its 10 ms
-//! sleeps by its own reading.) In a crowd (more sleepers inside a sleep
-//! than CPUs, `System::crowded`) there is no warm-up: the GIL is what the
-//! crowd queues for, so it is held only for the core's own hand-off.
+//! warm-up, then the spin). (As a floor under the margins instead, the lead
+//! let a wake-up the margin allowed run the warm-up past the deadline: a
+//! sleeper from a host profile, whose margins are tight, returned late in
+//! 37–67 % of its 10 ms sleeps by its own reading.) In a crowd (more
+//! sleepers inside a sleep than CPUs, `System::crowded`) there is no
+//! warm-up: the GIL is what the crowd queues for, so it is held only for the
+//! core's own hand-off.
 //! Efficient mode has no final spin and no warm-up.
 //!
 //! **Ctrl-C.** The core calls the interrupt check whenever a signal
