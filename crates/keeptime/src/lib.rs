@@ -124,6 +124,41 @@ fn thread_sleeper_settings() -> (SleeperBuilder, System) {
     (Sleeper::builder(), System::new(true))
 }
 
+/// A host profile of what this thread's sleeper behind the free functions
+/// ([`sleep`], [`sleep_until`], …) has learned, as [`Sleeper::profile`]
+/// makes one (`spec/estimator.md`, *Default sleepers*, *Saving what they
+/// learned*).
+///
+/// Write it at the end of a run and start the next from it
+/// (`KEEPTIME_PROFILE=app.profile`, or [`set_default_profile`]): its
+/// default sleepers then plan from their first sleep on what this one
+/// learned. Such a profile carries the wake-ups of the program's own
+/// sleeps, in the order it makes its OS waits, where a trace's
+/// (`keeptime trace --profile`) records each length in a block of its own;
+/// on a host where a short wait right after a long one wakes later, a
+/// trace's profile underestimates the second wait of a two-wait plan.
+///
+/// A thread that has not slept gives its sleeper as it would start: from
+/// the default profile in force (or the one `KEEPTIME_PROFILE` names), else
+/// empty. The call neither replaces nor resets the sleeper. Called from
+/// inside a sleep of this thread (an interrupt check), it gives the profile
+/// a new default sleeper would start from.
+///
+/// ```no_run
+/// keeptime::sleep(std::time::Duration::from_millis(10));
+/// // ... at the end of the run:
+/// keeptime::thread_profile().write("app.profile")?;
+/// # Ok::<(), keeptime::profile::ProfileError>(())
+/// ```
+pub fn thread_profile() -> profile::Profile {
+    THREAD_SLEEPER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => s.get().profile(),
+        Err(_) => default_profile::DefaultSleeper::new(thread_sleeper_settings)
+            .get()
+            .profile(),
+    })
+}
+
 /// Sleeps for `duration`, precisely: never less, typically well under a
 /// microsecond more. Uses this thread's own [`Sleeper`] in [`Mode::Exact`].
 ///

@@ -72,6 +72,42 @@ fn child() {
             keeptime::sleep(Duration::from_micros(50));
             assert_eq!(defaults()[0], fresh);
         }
+        "thread_profile" => {
+            // Before its first sleep, the free functions' sleeper of this
+            // thread is the environment's profile, as it would start.
+            let before = keeptime::thread_profile();
+            assert_eq!(
+                answers(&Sleeper::builder().profile(&before).build()),
+                from_good
+            );
+            for _ in 0..20 {
+                keeptime::sleep(Duration::from_millis(1));
+            }
+            // After, what it learned on top: more samples, a profile of this
+            // machine that loads back; taking it changes nothing.
+            let after = keeptime::thread_profile();
+            let total = |p: &Profile| p.samples().iter().sum::<usize>();
+            assert!(total(&after) > total(&good), "{:?}", after.samples());
+            let text = after.to_text();
+            Profile::parse(&text)
+                .unwrap()
+                .check_machine(&keeptime::profile::Fingerprint::this_machine())
+                .unwrap();
+            assert_eq!(keeptime::thread_profile().to_text(), text);
+            // Another thread's sleeper has not slept: the default in force.
+            let other = std::thread::spawn(keeptime::thread_profile).join().unwrap();
+            assert_eq!(
+                answers(&Sleeper::builder().profile(&other).build()),
+                from_good
+            );
+        }
+        "fresh_thread_profile" => {
+            // No default: a thread that has not slept has learned nothing.
+            assert_eq!(
+                keeptime::thread_profile().samples(),
+                [0; keeptime::estimate::BUCKETS]
+            );
+        }
         "program_first" => {
             // Set before a default sleeper was made: the variable (a good
             // profile here) is never read.
@@ -114,6 +150,8 @@ fn keeptimes_own_sleepers_start_from_the_profile_the_environment_names() {
     let good_str = good.to_str().unwrap();
 
     assert_eq!(run("loads", good_str, &good), "");
+    assert_eq!(run("thread_profile", good_str, &good), "");
+    assert_eq!(run("fresh_thread_profile", "", &good), "");
     assert_eq!(run("program_first", good_str, &good), "");
     // Empty: as if unset.
     assert_eq!(run("fresh", "", &good), "");
