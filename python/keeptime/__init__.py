@@ -48,6 +48,7 @@ from keeptime._keeptime import (
     sleep,
     sleep_ns,
     sleep_until_ns,
+    thread_profile,
 )
 from keeptime._clocks import (
     ClockInfo,
@@ -113,4 +114,5 @@ __all__ = [
     "sleep",
     "sleep_ns",
     "sleep_until_ns",
+    "thread_profile",
 ]

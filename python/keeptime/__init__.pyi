@@ -31,6 +31,7 @@ from keeptime._keeptime import (
     sleep as sleep,
     sleep_ns as sleep_ns,
     sleep_until_ns as sleep_until_ns,
+    thread_profile as thread_profile,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "sleep",
     "sleep_ns",
     "sleep_until_ns",
+    "thread_profile",
 ]
 
 def _warm_up() -> int: ...

@@ -14,7 +14,7 @@ _Seconds: TypeAlias = Union[float, SupportsIndex]
 _TailTarget: TypeAlias = Union[float, Literal["relaxed", "balanced", "strict"]]
 """A tail target: a share strictly between 0 and 1, or a preset name (any case is accepted)."""
 
-__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'Profile', 'ProfileError', 'set_default_profile', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_clock_findings_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state', '_waiter_capacity', '_waiter_precise']
+__all__ = ['__version__', 'sleep', 'sleep_ns', 'sleep_until_ns', 'Sleeper', 'SleeperStats', 'Profile', 'ProfileError', 'set_default_profile', 'thread_profile', 'TAIL_RELAXED', 'TAIL_BALANCED', 'TAIL_STRICT', 'Ticker', 'Tick', 'TickerStats', 'Schedule', 'IdleHintStatus', '_set_idle_hint_device', '_set_warm_up', '_warm_up_lead_ns', '_clocks_json', '_clock_findings_json', '_timer_slack_ns', '_set_timer_slack_ns', '_measure_core', '_LoopSignal', '_AsyncSleep', '_async_deadline_ns', '_waiter_state', '_waiter_capacity', '_waiter_precise']
 
 __version__: str
 TAIL_RELAXED: float
@@ -126,6 +126,9 @@ class Profile:
 
 def set_default_profile(profile: Union[Profile, str, PathLike[str], None]) -> None:
     """Start keeptime's own sleepers (the free functions', keeptime.asyncio's waiter) from ``profile``; None clears it."""
+
+def thread_profile() -> Profile:
+    """What this thread's sleeper behind the free functions has learned, as a Profile of this machine."""
 
 @final
 class SleeperStats:

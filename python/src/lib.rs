@@ -22,6 +22,7 @@ fn _keeptime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sleeper::PySleeperStats>()?;
     m.add_class::<profile::PyProfile>()?;
     m.add_function(wrap_pyfunction!(profile::set_default_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(profile::thread_profile, m)?)?;
     m.add("ProfileError", m.py().get_type::<profile::PyProfileError>())?;
     m.add("TAIL_RELAXED", keeptime::TailTarget::RELAXED.share())?;
     m.add("TAIL_BALANCED", keeptime::TailTarget::BALANCED.share())?;

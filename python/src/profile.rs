@@ -199,3 +199,25 @@ pub fn set_default_profile(py: Python<'_>, profile: Option<&Bound<'_, PyAny>>) -
     }
     Ok(())
 }
+
+/// What the sleeper behind :func:`sleep` and the other free functions has
+/// learned on this thread, as a :class:`Profile` of this machine (what
+/// ``Sleeper.profile()`` gives for a sleeper of your own). Write it at the
+/// end of a run and start the next from it (``KEEPTIME_PROFILE=app.profile``
+/// or :func:`set_default_profile`): the wake-ups of the program's own
+/// sleeps, in the order it makes its OS waits, which a profile recorded by
+/// ``keeptime trace --profile`` (each length in a block of its own) does not
+/// have. A thread that has not slept gives its sleeper as it would start
+/// (the default profile in force, else nothing learned); the call does not
+/// reset it.
+///
+/// >>> keeptime.sleep(300e-6)
+/// >>> p = keeptime.thread_profile()                # p.write("app.profile")
+/// >>> sum(p.samples) > 0
+/// True
+#[pyfunction]
+pub fn thread_profile(py: Python<'_>) -> PyProfile {
+    PyProfile {
+        inner: py.detach(keeptime::thread_profile),
+    }
+}

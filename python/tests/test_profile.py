@@ -196,3 +196,33 @@ def test_keeptime_profile_in_the_environment_starts_the_default_sleepers(tmp_pat
     )
     # The program's own choice, made first, wins: the variable is never read.
     assert run_with_env("program_first", str(missing)) == ""
+
+
+def test_the_free_functions_sleeper_writes_what_it_learned(tmp_path):
+    # Taken in a thread of its own: a thread that has not slept has learned
+    # nothing (no default profile here); after sleeps, its wake-ups, as a
+    # profile of this machine that loads back and starts a sleeper; taking it
+    # resets nothing.
+    import threading
+
+    keeptime.set_default_profile(None)  # fresh, whatever KEEPTIME_PROFILE says
+    out: "dict[str, keeptime.Profile]" = {}
+
+    def run() -> None:
+        out["before"] = keeptime.thread_profile()
+        for _ in range(30):
+            keeptime.sleep(0.0003)
+        out["after"] = keeptime.thread_profile()
+        out["again"] = keeptime.thread_profile()
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert sum(out["before"].samples) == 0
+    assert sum(out["after"].samples) > 0
+    assert out["again"].text() == out["after"].text()
+    path = tmp_path / "app.profile"
+    out["after"].write(path)
+    loaded = keeptime.Profile.load(path)
+    assert loaded.text() == out["after"].text()
+    assert never_early(keeptime.Sleeper(profile=loaded), 0.0003, 10) == 0

@@ -63,7 +63,8 @@ pub use idle_hint::{
 };
 pub use profile::{
     kt_profile, kt_profile_free, kt_profile_load, kt_set_default_profile,
-    kt_sleeper_create_with_profile, kt_sleeper_write_profile, KT_PROFILE_IGNORE_MACHINE,
+    kt_sleeper_create_with_profile, kt_sleeper_write_profile, kt_thread_write_profile,
+    KT_PROFILE_IGNORE_MACHINE,
 };
 pub use sleep::{
     kt_keep_going_fn, kt_mode, kt_now_ns, kt_sleep_ns, kt_sleep_stats, kt_sleep_until_ns,

@@ -225,6 +225,45 @@ pub unsafe extern "C" fn kt_sleeper_write_profile(
     })
 }
 
+/// Writes a host profile of what the calling thread's sleeper behind
+/// `kt_sleep_ns`, `kt_sleep_until_ns` and the other `kt_sleep*` functions
+/// has learned, on this machine, to `path` (replacing the file): at the end
+/// of a run, for the next to start from (`KEEPTIME_PROFILE=path`, or
+/// `kt_profile_load` and `kt_set_default_profile`). It holds the wake-ups of
+/// the program's own sleeps, in the order it made its OS waits, which a
+/// profile recorded by `keeptime trace --profile` (each length in a block
+/// of its own) does not. A thread that has not slept writes its sleeper as
+/// it would start (the default profile in force, else nothing learned); the
+/// call does not reset it.
+///
+/// Returns `KT_OK`; `KT_ENULL` if `path` is NULL; `KT_EINVAL` for a path
+/// that is not UTF-8; `KT_EPROFILE` if the file cannot be written (then
+/// `*error`, if `error` is not NULL, holds the message, to free with
+/// `kt_string_free`; it is NULL on every other return).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `error` is NULL or valid for writing a
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kt_thread_write_profile(
+    path: *const c_char,
+    error: *mut *mut c_char,
+) -> c_int {
+    if !error.is_null() {
+        // SAFETY: non-NULL and valid by the caller's contract.
+        unsafe { error.write(ptr::null_mut()) };
+    }
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let path = unsafe { path_arg(path) }?;
+        keeptime_core::thread_profile().write(path).map_err(|e| {
+            // SAFETY: the caller's contract.
+            unsafe { tell(error, &e.to_string()) };
+            KT_EPROFILE
+        })
+    })
+}
+
 /// Frees a profile from `kt_profile_load`; NULL is a no-op.
 ///
 /// # Safety

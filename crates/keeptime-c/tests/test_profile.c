@@ -261,3 +261,36 @@ void test_profile_bad_files_and_arguments(void) {
     CHECK_INT(KT_EPROFILE, -5);
     CHECK_INT(KT_PROFILE_IGNORE_MACHINE, 1);
 }
+
+/* kt_thread_write_profile: what this thread's kt_sleep* sleeper learned, a
+ * profile of this machine that loads back and starts a sleeper. */
+void test_thread_profile_is_what_the_free_functions_learned(void) {
+    char path[64];
+    kt_profile *p = NULL;
+    kt_sleeper *s = NULL;
+    char *why = (char *)1;
+    char *text;
+    if (temp_path(path, sizeof path) != 0) {
+        CHECK(!"a temporary file");
+        return;
+    }
+    CHECK_INT(early_thread_sleeps(30, 300000), 0);
+    CHECK_STATUS(kt_thread_write_profile(path, &why), KT_OK);
+    CHECK(why == NULL);
+    text = slurp(path);
+    CHECK(text != NULL && strncmp(text, "keeptime-profile 1\n", 19) == 0);
+    CHECK(text != NULL && strstr(text, "\nbucket ") != NULL);
+    free(text);
+    CHECK_STATUS(kt_profile_load(path, 0, &p, NULL), KT_OK);
+    CHECK_STATUS(kt_sleeper_create_with_profile(KT_MODE_EXACT, 0, p, &s), KT_OK);
+    kt_profile_free(p);
+    if (s) {
+        CHECK_INT(early_sleeps(s, 10, 300000), 0);
+        kt_sleeper_free(s);
+    }
+    unlink(path);
+    CHECK_STATUS(kt_thread_write_profile(NULL, NULL), KT_ENULL);
+    CHECK_STATUS(kt_thread_write_profile("/nonexistent-dir/p.profile", &why), KT_EPROFILE);
+    CHECK(why != NULL && strstr(why, "cannot write the profile") != NULL);
+    kt_string_free(why);
+}

@@ -42,7 +42,8 @@
     X(profile_loads_and_its_sleepers_are_never_early) \
     X(default_profile_sets_and_clears) \
     X(profile_of_another_machine_is_refused) \
-    X(profile_bad_files_and_arguments)
+    X(profile_bad_files_and_arguments) \
+    X(thread_profile_is_what_the_free_functions_learned)
 
 #define KT_DECLARE(name) void test_##name(void);
 KT_TESTS(KT_DECLARE)

@@ -128,6 +128,31 @@ namespace Dev.KeepTime
         }
 
         /// <summary>
+        /// Writes a host profile of what the calling thread's sleeper behind
+        /// <see cref="Sleep"/>, <see cref="SleepUntil"/> and <see cref="SleepUntilNs"/>
+        /// has learned, on this machine, to <paramref name="path"/> (replacing the
+        /// file): at the end of a run, for the next to start from
+        /// (KEEPTIME_PROFILE, or <see cref="Profile.Load"/> and
+        /// <see cref="SetDefaultProfile"/>). It holds the wake-ups of the program's
+        /// own sleeps, in the order it made its OS waits, which a profile recorded
+        /// by <c>keeptime trace --profile</c> (each length in a block of its own)
+        /// does not. A thread that has not slept writes its sleeper as it would
+        /// start (the default profile in force, else nothing learned); the call
+        /// does not reset it.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="path"/> is null.</exception>
+        /// <exception cref="System.IO.IOException">The file cannot be written.</exception>
+        public static void WriteThreadProfile(string path)
+        {
+            if (path == null) throw new ArgumentNullException("path");
+            Native.EnsureLoaded();
+            IntPtr error;
+            int rc = Native.kt_thread_write_profile(Native.Utf8(path), out error);
+            string message = Native.TakeString(error, null);
+            if (rc == Native.KT_EPROFILE) throw new System.IO.IOException("keeptime: " + message);
+            Native.Check(rc, "writing the thread's profile");
+        }
+        /// <summary>
         /// The longest spin a thread-pool thread does to finish one
         /// <see cref="Delay"/> (default 20 µs: a callback-to-pool round trip on
         /// Mono takes several µs, and a shorter spin would make the delay late by

@@ -154,6 +154,7 @@ namespace Dev.KeepTime
         [DllImport(Lib)] internal static extern int kt_profile_load(byte[] path, uint flags, out ProfileHandle profile, out IntPtr error);
         [DllImport(Lib)] internal static extern int kt_sleeper_create_with_profile(int mode, uint flags, ProfileHandle profile, out SleeperHandle sleeper);
         [DllImport(Lib)] internal static extern int kt_sleeper_write_profile(SleeperHandle s, byte[] path, out IntPtr error);
+        [DllImport(Lib)] internal static extern int kt_thread_write_profile(byte[] path, out IntPtr error);
         [DllImport(Lib)] internal static extern void kt_profile_free(IntPtr p);
         // Two overloads of one entry point: a SafeHandle cannot be marshalled
         // as NULL, so clearing passes IntPtr.Zero; setting passes the handle,

@@ -55,6 +55,26 @@ namespace Dev.KeepTime.Tests
         }
 
         [Test]
+        public void TheStaticSleepsSleeperWritesWhatItLearned()
+        {
+            string path = Path.GetTempFileName();
+            try
+            {
+                for (int i = 0; i < 30; i++) KeepTime.Sleep(TimeSpan.FromTicks(3000));
+                KeepTime.WriteThreadProfile(path);
+                string text = File.ReadAllText(path);
+                StringAssert.StartsWith("keeptime-profile 1\n", text);
+                StringAssert.Contains("\nbucket ", text);
+                using (var p = Profile.Load(path))
+                using (var s = Sleeper.Builder().Profile(p).Build())
+                    Assert.AreEqual(0, EarlySleeps(s, TimeSpan.FromTicks(3000), 10));
+            }
+            finally { File.Delete(path); }
+            Assert.Throws<ArgumentNullException>(() => KeepTime.WriteThreadProfile(null));
+            Assert.Throws<IOException>(() => KeepTime.WriteThreadProfile("/nonexistent-dir/p.profile"));
+        }
+
+        [Test]
         public void AProfileOfAnotherMachineIsRefused()
         {
             string path = LearnedProfile();
