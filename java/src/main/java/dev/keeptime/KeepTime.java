@@ -371,4 +371,32 @@ public final class KeepTime {
     public static Sleeper threadSleeper() {
         return current();
     }
+
+    /**
+     * What the calling thread's sleeper behind the static methods has learned,
+     * as {@link Sleeper#profile()} makes it (this machine's fingerprint), for
+     * the program's next run ({@code spec/estimator.md}, <em>Default
+     * sleepers</em>, <em>Saving what they learned</em>). If the thread has no
+     * sleeper yet, or the default profile has changed since it was made, it
+     * gets one first, as its next sleep would: a thread that has not slept
+     * gives the default profile's wake-ups (the one set, or the one
+     * {@code keeptime.profile} or {@code KEEPTIME_PROFILE} names), or none.
+     * The sleeper is neither replaced otherwise nor reset, and the call is
+     * not a sleep.
+     *
+     * <pre>{@code
+     * KeepTime.threadProfile().write(Path.of("app.profile")); // at the end of a run
+     * // the next run: java -Dkeeptime.profile=app.profile -jar app.jar
+     * }</pre>
+     *
+     * <p>It can beat a trace's profile ({@code keeptime trace --profile}): it
+     * holds the wake-ups of the program's own sleeps, in the order it makes
+     * its OS waits, while a trace records each length in a block of its own,
+     * and on some hosts underestimates a short wait right after a long one.
+     *
+     * @return the profile of this thread's sleeper
+     */
+    public static Profile threadProfile() {
+        return current().profile();
+    }
 }
