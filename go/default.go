@@ -87,6 +87,30 @@ func SetDefaultProfile(p *Profile) {
 	sharedSleepers.setProfile(p)
 }
 
+// SharedProfile is what the sleepers behind Sleep and SleepUntil have
+// learned, for the next run: the profile, made on this machine as
+// Sleeper.Profile makes one, of the pooled sleeper that has made the most
+// sleeps among those not in use at the call (of equal ones, the one a
+// sleeping loop gets next). With none in the pool it is the profile of a
+// sleeper as the pool would make it now: the default profile's wake-ups if
+// one is in force (KEEPTIME_PROFILE's included, read here as the first new
+// sleeper would if it has not been yet), else none. No sleeper is removed
+// or reset. Safe for concurrent use with Sleep and SleepUntil.
+//
+// Save it at the end of a run, and start the next run from it:
+//
+//	err := keeptime.SharedProfile().WriteFile("app.profile")
+//	// next run: KEEPTIME_PROFILE=app.profile ./app
+//
+// Such a profile carries the wake-ups of the program's own sleeps, in the
+// order it makes its OS waits. A trace's (keeptime trace --profile) records
+// each wait length in a block of its own, and on a host where a short wait
+// right after a long one wakes later it underestimates the second wait of
+// a two-wait plan.
+func SharedProfile() *Profile {
+	return profileOf(sharedSleepers.model(), MachineFingerprint())
+}
+
 // profileEnv names the default profile of a program that sets none
 // (spec/estimator.md, "Default sleepers", "From the environment").
 const profileEnv = "KEEPTIME_PROFILE"
@@ -156,6 +180,36 @@ func (p *sleeperPool) setProfile(prof *Profile) {
 	p.gen++
 	p.free = nil
 	p.mu.Unlock()
+}
+
+// model is what SharedProfile writes: a copy of the model of the sleeper in
+// the free list that has made the most sleeps (of equal ones, the nearest
+// the top: the next one get hands out), or, with the list empty, the model
+// a new sleeper starts from now (fresh if none). Nothing in the pool
+// changes. The lock is held to pick and copy; a sleeper in the list is
+// used by no one.
+func (p *sleeperPool) model() *estimator {
+	if p.readEnv {
+		// As starting: a new sleeper would load KEEPTIME_PROFILE first. Once
+		// the list holds a sleeper, this has already been done.
+		p.envOnce.Do(p.loadEnvProfile)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *Sleeper
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if s := p.free[i]; best == nil || s.stats.sleeps > best.stats.sleeps {
+			best = s
+		}
+	}
+	e := new(estimator)
+	switch {
+	case best != nil:
+		*e = best.est
+	case p.start != nil:
+		*e = *p.start
+	}
+	return e
 }
 
 // get borrows a sleeper, the last one given back or a new one, and the

@@ -88,7 +88,8 @@
 // sleepers behind Sleep and SleepUntil, and those of the tickers NewTicker
 // makes from then on, with SetDefaultProfile, called once at start-up;
 // otherwise from the profile the environment variable KEEPTIME_PROFILE
-// names, if any, or fresh.
+// names, if any, or fresh. SharedProfile saves what the shared sleepers
+// learned, for the next run.
 //
 // A precise wake-up needs a free P (GOMAXPROCS slot) at the moment the OS
 // wait ends. If every P is busy running other goroutines, the Go scheduler

@@ -221,3 +221,28 @@ func ExampleSetDefaultProfile() {
 	// Output:
 	// true
 }
+
+// At the end of a run, what Sleep and SleepUntil learned, for the next
+// run: there, KEEPTIME_PROFILE=app.profile (or LoadProfile and
+// SetDefaultProfile) starts them from it.
+func ExampleSharedProfile() {
+	dir, err := os.MkdirTemp("", "keeptime-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "app.profile")
+
+	for i := 0; i < 20; i++ { // the program's own sleeps
+		keeptime.Sleep(300 * time.Microsecond)
+	}
+	err = keeptime.SharedProfile().WriteFile(path)
+	fmt.Println("saved:", err)
+
+	// The next run: KEEPTIME_PROFILE=app.profile ./app, which loads it so.
+	_, err = keeptime.LoadProfile(path)
+	fmt.Println("loaded:", err)
+	// Output:
+	// saved: <nil>
+	// loaded: <nil>
+}
