@@ -208,16 +208,35 @@ pub unsafe extern "C" fn kt_sleeper_write_profile(
     path: *const c_char,
     error: *mut *mut c_char,
 ) -> c_int {
+    let profile = || {
+        // SAFETY: the caller's contract.
+        Ok(unsafe { handle_ref(sleeper) }?.inner.profile())
+    };
+    // SAFETY: the caller's contract.
+    unsafe { write_profile(path, error, profile) }
+}
+
+/// Writes the profile `profile()` makes to `path`: the body of the
+/// `kt_*_write_profile` functions (`*error` cleared first, set on
+/// `KT_EPROFILE`).
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated; `error` is NULL or valid for writing a
+/// pointer.
+unsafe fn write_profile(
+    path: *const c_char,
+    error: *mut *mut c_char,
+    profile: impl FnOnce() -> Result<keeptime_core::profile::Profile, Status>,
+) -> c_int {
     if !error.is_null() {
         // SAFETY: non-NULL and valid by the caller's contract.
         unsafe { error.write(ptr::null_mut()) };
     }
     guard(|| {
-        // SAFETY: the caller's contract.
-        let s = unsafe { handle_ref(sleeper) }?;
+        let profile = profile()?;
         // SAFETY: the caller's contract.
         let path = unsafe { path_arg(path) }?;
-        s.inner.profile().write(path).map_err(|e| {
+        profile.write(path).map_err(|e| {
             // SAFETY: the caller's contract.
             unsafe { tell(error, &e.to_string()) };
             KT_EPROFILE
@@ -249,19 +268,8 @@ pub unsafe extern "C" fn kt_thread_write_profile(
     path: *const c_char,
     error: *mut *mut c_char,
 ) -> c_int {
-    if !error.is_null() {
-        // SAFETY: non-NULL and valid by the caller's contract.
-        unsafe { error.write(ptr::null_mut()) };
-    }
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let path = unsafe { path_arg(path) }?;
-        keeptime_core::thread_profile().write(path).map_err(|e| {
-            // SAFETY: the caller's contract.
-            unsafe { tell(error, &e.to_string()) };
-            KT_EPROFILE
-        })
-    })
+    // SAFETY: the caller's contract.
+    unsafe { write_profile(path, error, || Ok(keeptime_core::thread_profile())) }
 }
 
 /// Frees a profile from `kt_profile_load`; NULL is a no-op.

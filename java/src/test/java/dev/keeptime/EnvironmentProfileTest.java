@@ -37,66 +37,23 @@ import org.junit.jupiter.api.io.TempDir;
  * java.util.function.Function, java.util.function.Supplier)}), never the real
  * ones; models are compared exactly.
  */
-class EnvironmentProfileTest {
+class EnvironmentProfileTest extends EnvironmentFixture {
     static final String FRESH = "; keeptime's own sleepers start fresh";
 
-    /** The learned profile, as {@link DefaultProfileTest#assertStartedFrom} compares it (made on {@link ProfileTest#HERE}). */
-    static Profile profile;
-    /** The same model made on this machine: the file the environment names. */
-    static Profile onThisMachine;
     /** Another model, for the program's own setting. */
     static Profile other;
-    /** The empty estimator's profile: what a fresh sleeper answers. */
-    static Profile empty;
-
-    @TempDir
-    Path dir;
-    /** The test's system properties and environment. */
-    final Map<String, String> properties = new HashMap<>();
-    final Map<String, String> variables = new HashMap<>();
-    /** The keys looked up, in order, through either. */
-    final List<String> lookedUp = Collections.synchronizedList(new ArrayList<>());
-    final ByteArrayOutputStream warned = new ByteArrayOutputStream();
 
     @BeforeAll
     static void learn() throws InterruptedException {
-        MarginEstimator e = ProfileTest.learnedOnSim().estimator();
-        profile = Profile.of(e, ProfileTest.HERE);
-        onThisMachine = Profile.of(e, Fingerprint.thisMachine());
         MarginEstimator o = new MarginEstimator();
         for (int i = 0; i < 50; i++) {
             o.observe(400_000, 9_000 + i * 300L);
         }
         o.observeCost(400_000, 4_000);
         other = Profile.of(o, ProfileTest.HERE);
-        empty = Profile.of(new MarginEstimator(), ProfileTest.HERE);
         assertNotEquals(empty, profile);
         assertNotEquals(empty, other);
         assertNotEquals(profile, other);
-    }
-
-    /** Nothing set and nothing read, the environment this test's. */
-    @BeforeEach
-    void unread() {
-        PrintStream warnings = new PrintStream(warned, true, StandardCharsets.UTF_8);
-        KeepTime.resetDefaultProfile(key -> {
-            lookedUp.add(key);
-            return properties.get(key);
-        }, key -> {
-            lookedUp.add(key);
-            return variables.get(key);
-        }, () -> warnings);
-    }
-
-    /** Back to the process's own state: the real environment, not read yet. */
-    @AfterEach
-    void restore() {
-        KeepTime.resetDefaultProfile();
-    }
-
-    /** What was written to the warning stream. */
-    String warnings() {
-        return warned.toString(StandardCharsets.UTF_8);
     }
 
     /** {@code onThisMachine} written to a file. */

@@ -37,51 +37,14 @@ import org.junit.jupiter.api.io.TempDir;
  * java.util.function.Function, java.util.function.Supplier)}); models are
  * compared exactly, real sleeps only through what the sleeper recorded.
  */
-class ThreadProfileTest {
-    /** A learned model, made on {@link ProfileTest#HERE} (as {@link DefaultProfileTest#assertStartedFrom} compares). */
-    static Profile profile;
-    /** The same model made on this machine: what a sleeper started from it writes, and the environment's file. */
-    static Profile onThisMachine;
+class ThreadProfileTest extends EnvironmentFixture {
     /** A fresh sleeper's profile on this machine. */
     static Profile fresh;
-    /** The empty estimator's profile on {@link ProfileTest#HERE}. */
-    static Profile empty;
-
-    @TempDir
-    Path dir;
-    final Map<String, String> properties = new HashMap<>();
-    final Map<String, String> variables = new HashMap<>();
-    /** The keys looked up, in order, through either. */
-    final List<String> lookedUp = Collections.synchronizedList(new ArrayList<>());
-    final ByteArrayOutputStream warned = new ByteArrayOutputStream();
 
     @BeforeAll
     static void learn() throws InterruptedException {
-        MarginEstimator e = ProfileTest.learnedOnSim().estimator();
-        profile = Profile.of(e, ProfileTest.HERE);
-        onThisMachine = Profile.of(e, Fingerprint.thisMachine());
         fresh = Profile.of(new MarginEstimator(), Fingerprint.thisMachine());
-        empty = Profile.of(new MarginEstimator(), ProfileTest.HERE);
         assertNotEquals(fresh, onThisMachine);
-    }
-
-    /** Nothing set and nothing read; the environment the test's (empty unless a test fills it). */
-    @BeforeEach
-    void unread() {
-        PrintStream warnings = new PrintStream(warned, true, StandardCharsets.UTF_8);
-        KeepTime.resetDefaultProfile(key -> {
-            lookedUp.add(key);
-            return properties.get(key);
-        }, key -> {
-            lookedUp.add(key);
-            return variables.get(key);
-        }, () -> warnings);
-    }
-
-    /** Back to the process's own state: the real environment, not read yet. */
-    @AfterEach
-    void restore() {
-        KeepTime.resetDefaultProfile();
     }
 
     /** {@code got} is this machine's, and its loaded model answers exactly as {@code expected}'s (made on HERE). */
@@ -209,18 +172,7 @@ class ThreadProfileTest {
         Profile loaded = Profile.load(file);
         assertEquals(p, loaded);
         // Loaded, it answers as the thread sleeper does.
-        MarginEstimator want = s.estimator();
-        MarginEstimator got = Sleeper.builder().profile(loaded).build().estimator();
-        assertEquals(0, got.sleeps());
-        for (int k = 0; k < MarginEstimator.BUCKETS; k++) {
-            assertEquals(want.liveSamples(k), got.liveSamples(k), "live b" + k);
-            assertEquals(want.cost(k), got.cost(k), "cost b" + k);
-            for (long share : new long[] {50_000, 10_000, 1_000}) {
-                String at = "b" + k + " at " + share;
-                assertEquals(want.margin(k, share), got.margin(k, share), at);
-                assertEquals(want.samples(k, share), got.samples(k, share), at);
-            }
-        }
+        assertStartedFrom(Profile.of(s.estimator(), ProfileTest.HERE), Sleeper.builder().profile(loaded).build());
 
         // The next sleep still runs on the same sleeper, its stats going on from where they were.
         KeepTime.sleepNanos(1_000_000);
