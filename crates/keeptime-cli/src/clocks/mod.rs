@@ -95,6 +95,83 @@ pub fn run(json: bool) -> Result<()> {
         let color = console::colors_enabled();
         print!("{}", render(&report, report.idle_latency.as_ref(), color));
         println!("\nasync waiter\n  capacity         {}", waiter.text());
+        let value = std::env::var_os(keeptime::PROFILE_ENV);
+        println!(
+            "\nhost profile\n  {}  {}",
+            keeptime::PROFILE_ENV,
+            profile_env_text(value.as_deref())
+        );
     }
     Ok(())
+}
+
+/// What `KEEPTIME_PROFILE` (its value `value`) does for keeptime's own
+/// sleepers in a program run here: nothing, a profile that loads on this
+/// machine, or the reason it is refused.
+pub fn profile_env_text(value: Option<&std::ffi::OsStr>) -> String {
+    let Some(path) = value.filter(|v| !v.is_empty()) else {
+        return "not set: keeptime's own sleepers start fresh (`keeptime trace --profile FILE` \
+                writes one; `KEEPTIME_PROFILE=FILE` starts them from it)"
+            .to_string();
+    };
+    match keeptime::profile::Profile::load(path) {
+        Ok(p) => {
+            let n = p.samples();
+            format!(
+                "{}: loads on this machine ({} wake-ups in {} buckets); keeptime's own sleepers start from it",
+                path.to_string_lossy(),
+                n.iter().sum::<usize>(),
+                n.iter().filter(|&&k| k > 0).count()
+            )
+        }
+        Err(e) => format!(
+            "{}: refused, keeptime's own sleepers start fresh: {e}",
+            path.to_string_lossy()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::profile_env_text;
+    use keeptime::profile::Profile;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn the_host_profile_line_says_what_keeptime_profile_does() {
+        assert!(profile_env_text(None).starts_with("not set: keeptime's own sleepers start fresh"));
+        assert_eq!(
+            profile_env_text(Some(OsStr::new(""))),
+            profile_env_text(None)
+        );
+
+        let dir = std::env::temp_dir().join(format!("keeptime-cli-env-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut s = keeptime::Sleeper::builder().build_with(keeptime::sim::SimPlatform::new(0));
+        for _ in 0..30 {
+            s.sleep(std::time::Duration::from_micros(700));
+        }
+        let good = dir.join("host.profile");
+        s.profile().write(&good).unwrap();
+        let n = s.profile().samples();
+        assert_eq!(
+            profile_env_text(Some(good.as_os_str())),
+            format!(
+                "{}: loads on this machine ({} wake-ups in {} buckets); keeptime's own sleepers start from it",
+                good.display(),
+                n.iter().sum::<usize>(),
+                n.iter().filter(|&&k| k > 0).count()
+            )
+        );
+        let missing = dir.join("missing.profile");
+        let why = Profile::load(&missing).unwrap_err();
+        assert_eq!(
+            profile_env_text(Some(missing.as_os_str())),
+            format!(
+                "{}: refused, keeptime's own sleepers start fresh: {why}",
+                missing.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
