@@ -33,7 +33,8 @@
 //! warm-up, then the spin). (As a floor under the margins instead, the lead
 //! let a wake-up the margin allowed run the warm-up past the deadline: a
 //! sleeper from a host profile, whose margins are tight, returned late in
-//! 37–67 % of its 10 ms sleeps by its own reading.) In a crowd (more
+//! 29–41 % of its 10 ms sleeps by its own reading, 2.4–3.1 % with the lead
+//! on top; `docs/python-measurements.md`.) In a crowd (more
 //! sleepers inside a sleep than CPUs, `System::crowded`) there is no
 //! warm-up: the GIL is what the crowd queues for, so it is held only for the
 //! core's own hand-off.
