@@ -61,6 +61,13 @@
 //!   any executor; the lead is learned per process, which suits one runtime
 //!   per process (the usual case). Tested on tokio's current-thread and
 //!   multi-thread runtimes.
+//! * **tokio's cooperative budget**: under tokio, a poll that completes a
+//!   future spends one unit of the task's budget, as `tokio::time::sleep`
+//!   does, and a task whose budget is spent yields before its next
+//!   completion: a loop of sleeps whose deadlines have already passed lets
+//!   other tasks run every 128 completions instead of never. A sleep that
+//!   waits yields anyway, so this costs precision only to a task that has
+//!   spent its budget on other work since it last yielded.
 //! * **Input**: durations past the clock's range saturate to an effectively
 //!   unbounded wait; nothing panics. A zero period is an [`Error`].
 
@@ -145,8 +152,17 @@ pub struct SleepUntilNs {
 impl Future for SleepUntilNs {
     type Output = u64;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+        // tokio's cooperative budget, as its own timers take part in it: a
+        // completion spends one unit; with the task's budget spent, yield
+        // first (a loop of sleeps whose deadlines have passed would
+        // otherwise never let other tasks run). Outside a tokio runtime
+        // there is no budget and this always proceeds.
+        let coop = std::task::ready!(::tokio::task::coop::poll_proceed(cx));
         match self.wait.poll(latency(), cx.waker()) {
-            Progress::Ready(now) => Poll::Ready(now),
+            Progress::Ready(now) => {
+                coop.made_progress();
+                Poll::Ready(now)
+            }
             Progress::Pending(Step::Yield) => {
                 cx.waker().wake_by_ref();
                 Poll::Pending

@@ -301,3 +301,39 @@ fn bursts_past_capacity_complete_never_early_and_balance_the_books() {
         }
     }
 }
+
+/// tokio's cooperative budget: a task that awaits sleeps whose deadlines have
+/// passed (each completes on its first poll) yields to other tasks once its
+/// budget is spent, as with `tokio::time::sleep`; without the budget it
+/// would run all its sleeps before anything else. On a current-thread
+/// runtime the order is the scheduler's, not the clock's: exact.
+#[test]
+fn ready_sleeps_spend_tokios_budget_and_let_other_tasks_run() {
+    let rt = current_thread();
+    rt.block_on(async {
+        let other_ran = Arc::new(AtomicU64::new(0));
+        let flag = other_ran.clone();
+        let other = tokio::spawn(async move {
+            flag.store(1, Ordering::SeqCst);
+        });
+        let past = monotonic_ns();
+        let mut before_other = 0u64;
+        for _ in 0..10_000 {
+            let woke = keeptime::tokio::sleep_until_monotonic_ns(past).await;
+            assert!(woke >= past);
+            if other_ran.load(Ordering::SeqCst) == 0 {
+                before_other += 1;
+            }
+        }
+        other.await.unwrap();
+        // tokio's budget is 128 units a poll of the task: the spawned task
+        // ran after the first 128 completions, not after all 10 000.
+        assert_eq!(before_other, 128);
+    });
+    // Outside any runtime there is no budget: every poll completes at once.
+    let mut s = keeptime::tokio::sleep_until_monotonic_ns(monotonic_ns());
+    for _ in 0..1_000 {
+        assert!(matches!(poll_once(&mut s), Poll::Ready(_)));
+        s = keeptime::tokio::sleep_until_monotonic_ns(monotonic_ns());
+    }
+}
