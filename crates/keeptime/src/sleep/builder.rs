@@ -1,6 +1,6 @@
 //! Configuring a [`Sleeper`]: mode and knobs.
 
-use super::{Mode, Sleeper, SleeperStats, TailTarget, HANDOFF_NS};
+use super::{Mode, Sleeper, SleeperStats, TailTarget};
 use crate::estimate::MarginEstimator;
 use crate::idle_hint::{IdleHint, IdleHintHolder};
 use crate::platform::{duration_ns, Platform, System};
@@ -217,7 +217,6 @@ impl SleeperBuilder {
             platform,
             mode: self.mode,
             min_spin_ns: self.min_spin_ns,
-            handoff_ns: HANDOFF_NS,
             lead_ns: 0,
             target: self.target,
             estimator: self.estimator.unwrap_or_default(),

@@ -117,13 +117,11 @@ pub struct Sleeper<P: Platform = System> {
     platform: P,
     mode: Mode,
     min_spin_ns: u64,
-    /// How far before the deadline the spin hands off: [`HANDOFF_NS`], or a
-    /// binding's longer lead during one sleep.
-    handoff_ns: u64,
     /// A binding's lead during one sleep (0 otherwise): its OS waits are
     /// planned for the deadline less this, so the binding's own work after
     /// the hand-off fits before the deadline whenever the last wake-up is
-    /// within its margin.
+    /// within its margin, and the spin hands off `max(lead, HANDOFF_NS)`
+    /// before the deadline.
     lead_ns: u64,
     target: TailTarget,
     estimator: MarginEstimator,
@@ -316,12 +314,9 @@ impl<P: Platform> Sleeper<P> {
         lead_ns: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<Handoff, Interrupted> {
-        let handoff = self.handoff_ns;
         self.lead_ns = lead_ns;
-        self.handoff_ns = HANDOFF_NS.max(lead_ns);
         let result = self.run(deadline_ns, keep_going);
         self.lead_ns = 0;
-        self.handoff_ns = handoff;
         result
     }
 
@@ -552,7 +547,7 @@ impl<P: Platform> Sleeper<P> {
             .saturating_add(pause_for)
             .saturating_add(INTERRUPT_POLL_NS);
         let handoff_at = if near >= HANDOFF_NS {
-            deadline.saturating_sub(self.handoff_ns)
+            deadline.saturating_sub(HANDOFF_NS.max(self.lead_ns))
         } else {
             deadline
         };
