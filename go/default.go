@@ -189,11 +189,9 @@ func (p *sleeperPool) setProfile(prof *Profile) {
 // changes. The lock is held to pick and copy; a sleeper in the list is
 // used by no one.
 func (p *sleeperPool) model() *estimator {
-	if p.readEnv {
-		// As starting: a new sleeper would load KEEPTIME_PROFILE first. Once
-		// the list holds a sleeper, this has already been done.
-		p.envOnce.Do(p.loadEnvProfile)
-	}
+	// As starting: a new sleeper would load KEEPTIME_PROFILE first. Once
+	// the list holds a sleeper, this has already been done.
+	p.readEnvOnce()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var best *Sleeper
@@ -240,12 +238,19 @@ func (p *sleeperPool) newSleeper() *Sleeper {
 // generation. The first call, if the pool reads the environment, loads
 // KEEPTIME_PROFILE first; a concurrent one waits for that load.
 func (p *sleeperPool) starting() (*estimator, uint64) {
-	if p.readEnv {
-		p.envOnce.Do(p.loadEnvProfile)
-	}
+	p.readEnvOnce()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.start, p.gen
+}
+
+// readEnvOnce loads KEEPTIME_PROFILE the first time it is called, if the
+// pool reads the environment and SetDefaultProfile has not come first; a
+// concurrent caller waits for that load.
+func (p *sleeperPool) readEnvOnce() {
+	if p.readEnv {
+		p.envOnce.Do(p.loadEnvProfile)
+	}
 }
 
 // loadEnvProfile makes the profile KEEPTIME_PROFILE names, when set and not
