@@ -1,7 +1,8 @@
 /* Host profiles: a sleeper's profile written and loaded back, a profile of
  * another machine refused (and loaded when asked to ignore that), bad and
- * truncated files refused with the line, and sleepers started from a
- * profile never early. */
+ * truncated files refused with the line, sleepers started from a profile
+ * never early, and KEEPTIME_PROFILE reaching the free functions' sleepers
+ * (in child processes: it is read once per process). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "tests.h"
@@ -292,4 +293,269 @@ void test_thread_profile_is_what_the_free_functions_learned(void) {
     CHECK_STATUS(kt_thread_write_profile("/nonexistent-dir/p.profile", &why), KT_EPROFILE);
     CHECK(why != NULL && strstr(why, "cannot write the profile") != NULL);
     kt_string_free(why);
+}
+
+/* KEEPTIME_PROFILE: the default profile from the environment, read once per
+ * process (spec/estimator.md, Default sleepers, From the environment). Each
+ * case runs in a child process (kt_run_child) with the variable set before
+ * any keeptime call; the child checks what keeptime's own sleepers start
+ * from, the parent what it wrote to stderr. */
+
+/* Samples in a profile's text: the sum of N over its "bucket B N" lines. */
+static long profile_samples(const char *text) {
+    long total = 0;
+    while (text && *text) {
+        unsigned bucket;
+        long n;
+        if (sscanf(text, "bucket %u %ld", &bucket, &n) == 2) total += n;
+        text = strchr(text, '\n');
+        if (text) text++;
+    }
+    return total;
+}
+
+/* Whether profile text `after` carries every sample of `before`: each of
+ * its buckets, with at least as many samples, the first of them (oldest
+ * first) the same lines as `before`'s. */
+static int carries(const char *after, const char *before) {
+    const char *line = before;
+    while (after && line && (line = strstr(line, "\nbucket ")) != NULL) {
+        char head[48];
+        const char *section, *from, *to;
+        unsigned bucket;
+        long n, m, i;
+        line++;
+        if (sscanf(line, "bucket %u %ld", &bucket, &n) != 2) return 0;
+        snprintf(head, sizeof head, "\nbucket %u ", bucket);
+        section = strstr(after, head);
+        if (!section || sscanf(section + 1, "bucket %u %ld", &bucket, &m) != 2 || m < n) return 0;
+        from = strchr(line, '\n') + 1;
+        for (to = from, i = 0; to && i < n; i++) {
+            to = strchr(to, '\n');
+            if (to) to++;
+        }
+        if (!to || strncmp(strchr(section + 1, '\n') + 1, from, (size_t)(to - from)) != 0) return 0;
+    }
+    return after != NULL;
+}
+
+/* What kt_thread_write_profile writes now (malloc'd), or NULL. */
+static char *thread_profile_text(void) {
+    char path[64];
+    char *why = NULL, *text;
+    if (temp_path(path, sizeof path) != 0) {
+        CHECK(!"a temporary file");
+        return NULL;
+    }
+    CHECK_STATUS(kt_thread_write_profile(path, &why), KT_OK);
+    CHECK(why == NULL);
+    kt_string_free(why);
+    text = slurp(path);
+    unlink(path);
+    CHECK(text != NULL && strncmp(text, "keeptime-profile 1\n", 19) == 0);
+    return text;
+}
+
+/* What kt_sleeper_write_profile writes of `s` now (malloc'd), or NULL. */
+static char *sleeper_profile_text(const kt_sleeper *s) {
+    char path[64];
+    char *text;
+    if (temp_path(path, sizeof path) != 0) {
+        CHECK(!"a temporary file");
+        return NULL;
+    }
+    CHECK_STATUS(kt_sleeper_write_profile(s, path, NULL), KT_OK);
+    text = slurp(path);
+    unlink(path);
+    CHECK(text != NULL && strncmp(text, "keeptime-profile 1\n", 19) == 0);
+    return text;
+}
+
+/* What a sleeper made with `flags` starts from (malloc'd), or NULL. */
+static char *new_sleeper_profile_text(uint32_t flags) {
+    kt_sleeper *s = NULL;
+    char *text = NULL;
+    CHECK_STATUS(kt_sleeper_create(KT_MODE_EXACT, flags, &s), KT_OK);
+    if (s) text = sleeper_profile_text(s);
+    kt_sleeper_free(s);
+    return text;
+}
+
+/* Caller-measured early returns of n kt_sleep_ns(d). */
+static int early_sleep_ns(int n, int64_t d) {
+    int i, early = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t deadline = kt_mono_ns() + (uint64_t)d;
+        CHECK_STATUS(kt_sleep_ns(d), KT_OK);
+        early += kt_mono_ns() < deadline;
+    }
+    return early;
+}
+
+/* Child: KEEPTIME_PROFILE names `path`, a good profile, and the first
+ * default sleeper is this thread's. */
+void child_env_profile_loaded(const char *path) {
+    char *file = slurp(path), *before, *asked, *own, *after, *again;
+    char after_path[64];
+    kt_sleeper *s;
+    CHECK(file != NULL && profile_samples(file) > 0);
+    /* Before any sleep: the thread's sleeper, made now, is the file's
+     * profile as it would start, the same text. */
+    before = thread_profile_text();
+    CHECK_STR(before, file);
+    /* A sleeper that asks for the default starts from it too; one that
+     * does not starts fresh. */
+    asked = new_sleeper_profile_text(KT_SLEEPER_DEFAULT_PROFILE);
+    CHECK_STR(asked, file);
+    own = new_sleeper_profile_text(0);
+    CHECK(own != NULL && profile_samples(own) == 0);
+    /* After sleeps: the file's samples, then what it learned on top (none
+     * if the file's margins made every sleep a spin), a profile of this
+     * machine that loads back; writing it again changes nothing. */
+    CHECK_INT(early_sleep_ns(20, 1000000), 0);
+    after = thread_profile_text();
+    CHECK(carries(after, file));
+    CHECK(profile_samples(after) >= profile_samples(file));
+    kt_note("samples: %ld in the file, %ld after 20 sleeps", profile_samples(file), profile_samples(after));
+    again = thread_profile_text();
+    CHECK_STR(again, after);
+    if (temp_path(after_path, sizeof after_path) == 0) {
+        CHECK_STATUS(kt_thread_write_profile(after_path, NULL), KT_OK);
+        s = sleeper_from_file(after_path);
+        kt_sleeper_free(s);
+        unlink(after_path);
+    }
+    free(file);
+    free(before);
+    free(asked);
+    free(own);
+    free(after);
+    free(again);
+}
+
+/* Child: KEEPTIME_PROFILE names `path`, a good profile, and the first
+ * default sleeper is one that a sleeper made with KT_SLEEPER_DEFAULT_PROFILE
+ * asked for. */
+void child_env_profile_asked_first(const char *path) {
+    char *file = slurp(path), *asked, *thread;
+    CHECK(file != NULL && profile_samples(file) > 0);
+    asked = new_sleeper_profile_text(KT_SLEEPER_DEFAULT_PROFILE);
+    CHECK_STR(asked, file);
+    thread = thread_profile_text();
+    CHECK_STR(thread, file);
+    CHECK_INT(early_sleep_ns(5, 1000000), 0);
+    free(file);
+    free(asked);
+    free(thread);
+}
+
+/* Child: the default sleepers start fresh (no profile learned) and sleep
+ * never early. */
+void child_env_profile_fresh(const char *arg) {
+    char *before = thread_profile_text(), *asked;
+    (void)arg;
+    CHECK(before != NULL && profile_samples(before) == 0);
+    CHECK(before != NULL && strstr(before, "\nbucket ") == NULL);
+    asked = new_sleeper_profile_text(KT_SLEEPER_DEFAULT_PROFILE);
+    CHECK(asked != NULL && profile_samples(asked) == 0);
+    CHECK_INT(early_sleep_ns(20, 1000000), 0);
+    free(before);
+    free(asked);
+}
+
+/* Child: the program sets the default before its first sleep, to the
+ * profile at `path`, or clears it when `path` is empty. */
+void child_env_profile_program_first(const char *path) {
+    kt_profile *p = NULL;
+    char *want = *path ? slurp(path) : NULL, *before;
+    if (*path) {
+        CHECK(want != NULL && profile_samples(want) > 0);
+        CHECK_STATUS(kt_profile_load(path, 0, &p, NULL), KT_OK);
+        CHECK(p != NULL);
+    }
+    CHECK_STATUS(kt_set_default_profile(p), KT_OK);
+    kt_profile_free(p);
+    before = thread_profile_text();
+    if (*path) {
+        CHECK_STR(before, want);
+    } else {
+        CHECK(before != NULL && profile_samples(before) == 0);
+    }
+    CHECK_INT(early_sleep_ns(20, 1000000), 0);
+    free(want);
+    free(before);
+}
+
+/* Runs child `name` with KEEPTIME_PROFILE=`value` and `arg`: it passed, and
+ * its stderr is `want_err`. Returns its stderr (malloc'd) for more checks. */
+static char *env_child(const char *name, const char *value, const char *arg, const char *want_err) {
+    char env[256];
+    char *err = NULL;
+    snprintf(env, sizeof env, "KEEPTIME_PROFILE=%s", value);
+    kt_note("child %s, %s", name, env);
+    CHECK_INT(kt_run_child(name, env, arg, &err), 0);
+    CHECK_STR(err, want_err);
+    return err;
+}
+
+void test_keeptime_profile_env_reaches_the_free_functions(void) {
+    static const char suffix[] = "; keeptime's own sleepers start fresh\n";
+    char good[64], cut[64], missing[64], prefix[128];
+    const char *bad[2];
+    char *text, *end, *err;
+    int i;
+    if (temp_path(good, sizeof good) != 0 || learned_profile(good) != KT_OK ||
+        temp_path(cut, sizeof cut) != 0 || temp_path(missing, sizeof missing) != 0) {
+        CHECK(!"a profile was written");
+        return;
+    }
+    unlink(missing);
+    text = slurp(good);
+    end = text ? strstr(text, "\nend\n") : NULL;
+    CHECK(end != NULL);
+    if (end) spit(cut, text, (size_t)(end - text) + 1); /* cut before its last line */
+    free(text);
+
+    /* A good file: the default sleepers start from it; nothing is said. */
+    free(env_child("env_profile_loaded", good, good, ""));
+    free(env_child("env_profile_asked_first", good, good, ""));
+    /* Empty: as if unset. */
+    free(env_child("env_profile_fresh", "", NULL, ""));
+    /* The program sets or clears the default first: the variable is never
+     * read, good or missing. */
+    free(env_child("env_profile_program_first", good, "", ""));
+    free(env_child("env_profile_program_first", missing, good, ""));
+
+    /* Missing, cut short: one line on stderr each, the loader's own message
+     * in it, and the default sleepers start fresh. */
+    bad[0] = missing;
+    bad[1] = cut;
+    for (i = 0; i < 2; i++) {
+        kt_profile *p = (kt_profile *)1;
+        char *why = NULL, *want;
+        size_t len;
+        CHECK_STATUS(kt_profile_load(bad[i], 0, &p, &why), KT_EPROFILE);
+        CHECK(p == NULL);
+        CHECK(why != NULL);
+        want = malloc(strlen(bad[i]) + strlen(why ? why : "") + 128);
+        if (!want) {
+            CHECK(!"memory");
+            kt_string_free(why);
+            continue;
+        }
+        sprintf(want, "keeptime: KEEPTIME_PROFILE=%s: %s%s", bad[i], why ? why : "", suffix);
+        err = env_child("env_profile_fresh", bad[i], NULL, want);
+        /* The same, as the spec words it: the prefix, the suffix, one line. */
+        snprintf(prefix, sizeof prefix, "keeptime: KEEPTIME_PROFILE=%s: ", bad[i]);
+        len = err ? strlen(err) : 0;
+        CHECK(err != NULL && strncmp(err, prefix, strlen(prefix)) == 0);
+        CHECK(len >= sizeof suffix - 1 && strcmp(err + len - (sizeof suffix - 1), suffix) == 0);
+        CHECK(len > 0 && strchr(err, '\n') == err + len - 1);
+        kt_note("stderr: %.*s", len > 0 ? (int)len - 1 : 0, err ? err : "");
+        free(err);
+        free(want);
+        kt_string_free(why);
+    }
+    unlink(good);
+    unlink(cut);
 }

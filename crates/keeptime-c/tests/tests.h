@@ -43,10 +43,23 @@
     X(default_profile_sets_and_clears) \
     X(profile_of_another_machine_is_refused) \
     X(profile_bad_files_and_arguments) \
-    X(thread_profile_is_what_the_free_functions_learned)
+    X(thread_profile_is_what_the_free_functions_learned) \
+    X(keeptime_profile_env_reaches_the_free_functions)
 
 #define KT_DECLARE(name) void test_##name(void);
 KT_TESTS(KT_DECLARE)
 #undef KT_DECLARE
+
+/* Child cases: each runs in a process of its own, started by a test with
+ * kt_run_child (harness.h), for what a process does once. */
+#define KT_CHILDREN(X)                  \
+    X(env_profile_loaded)               \
+    X(env_profile_asked_first)          \
+    X(env_profile_fresh)                \
+    X(env_profile_program_first)
+
+#define KT_DECLARE_CHILD(name) void child_##name(const char *arg);
+KT_CHILDREN(KT_DECLARE_CHILD)
+#undef KT_DECLARE_CHILD
 
 #endif
