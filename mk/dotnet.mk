@@ -16,6 +16,8 @@ DOTNET_DIR    := dotnet
 DOTNET_BUILD  := $(abspath $(or $(CARGO_TARGET_DIR),target)/dotnet)
 DOTNET_SRCS   := $(wildcard $(DOTNET_DIR)/src/KeepTime/*.cs)
 DOTNET_TESTS  := $(wildcard $(DOTNET_DIR)/tests/KeepTime.Tests/*.cs)
+# The child process of EnvProfileTests (KEEPTIME_PROFILE is read once per process).
+DOTNET_ENV_CHILD := $(wildcard $(DOTNET_DIR)/tests/EnvProfileChild/*.cs)
 DOTNET_BENCH  := $(wildcard $(DOTNET_DIR)/bench/*.cs)
 # csc-compatible flags; C# 7 is what Mono's mcs speaks.
 MCS_FLAGS     := -langversion:7 -optimize+ -debug -warnaserror+ -nologo
@@ -46,6 +48,8 @@ dotnet-lib: dotnet-setup c-lib
 test-dotnet: dotnet-lib
 	mcs $(MCS_FLAGS) -target:library -r:$(DOTNET_BUILD)/KeepTime.dll -r:$(NUNIT_LIB) \
 		-out:$(DOTNET_BUILD)/KeepTime.Tests.dll $(DOTNET_TESTS)
+	mcs $(MCS_FLAGS) -target:exe -r:$(DOTNET_BUILD)/KeepTime.dll \
+		-out:$(DOTNET_BUILD)/keeptime-env-child.exe $(DOTNET_ENV_CHILD)
 	cp $(NUNIT_LIB) $(DOTNET_BUILD)/
 	cd $(DOTNET_BUILD) && KEEPTIME_SPEC_DIR=$(CURDIR)/spec nunit-console -nologo -noshadow -domain:None \
 		-labels -xml=$(DOTNET_BUILD)/TestResult.xml KeepTime.Tests.dll
