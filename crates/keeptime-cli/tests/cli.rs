@@ -331,7 +331,29 @@ fn clocks_json_has_its_fields() {
     assert!(waiter["cost_ns"].as_u64() >= Some(1), "{waiter}");
     assert_eq!(waiter["probe_waits"].as_u64(), Some(200));
     assert_eq!(waiter["probe_wait_ns"].as_u64(), Some(1_000_000));
-    // The report (without the CLI's async waiter) follows spec/clocks.schema.json.
+    // The wake-ups, one entry per measured length, shortest first; the host
+    // kind is a documented one or null, decided by the identity beside it.
+    let wake = &doc["wake_ups"];
+    let lengths: Vec<u64> = wake["lengths"]
+        .as_array()
+        .expect("wake_ups.lengths is an array")
+        .iter()
+        .map(|l| {
+            assert!(l["waits"].as_u64() >= Some(1), "{l}");
+            let (p50, p90, max) = (&l["late_p50_ns"], &l["late_p90_ns"], &l["late_max_ns"]);
+            assert!(p50.as_i64() <= p90.as_i64() && p90.as_i64() <= max.as_i64(), "{l}");
+            assert!(l["cpu_p50_ns"].is_u64(), "{l}");
+            l["os_wait_ns"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(lengths, [50_000, 1_000_000, 10_000_000]);
+    assert!(wake["identity"].is_object(), "{wake}");
+    let kind = &wake["host_kind"];
+    assert!(
+        kind.is_null() || ["A", "B", "C", "D"].contains(&kind["kind"].as_str().unwrap_or("")),
+        "{kind}"
+    );
+    // The report (without the CLI's wake-ups and async waiter) follows spec/clocks.schema.json.
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -356,7 +378,11 @@ fn clocks_text_has_its_sections() {
         .stdout(predicate::str::contains("machine"))
         .stdout(predicate::str::contains("CPU latency QoS"))
         .stdout(predicate::str::contains("may request"))
-        .stdout(predicate::str::contains("findings"));
+        .stdout(predicate::str::contains("findings"))
+        .stdout(predicate::str::contains("\nwake-ups (absolute OS waits"))
+        .stdout(predicate::str::contains("\n  host kind        "))
+        .stdout(predicate::str::contains("\n  identified by    "))
+        .stdout(predicate::str::contains("\nasync waiter"));
 }
 
 #[test]

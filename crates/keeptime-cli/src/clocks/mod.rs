@@ -4,7 +4,8 @@
 //! findings in plain words; or the whole report as JSON.
 //!
 //! This module is the command: its options, the async waiter's probe and
-//! the JSON; [`text`] writes the report in words.
+//! the JSON; [`text`] writes the report in words; [`wakeups`] measures how
+//! late the OS waits wake and names the host kind.
 
 use crate::output::format;
 use anyhow::Result;
@@ -13,7 +14,9 @@ use keeptime::clocks::{ClockReport, MachineInfo};
 pub use keeptime::clocks::{DeviceAccess, IdleLatency};
 
 pub mod text;
+pub mod wakeups;
 pub use text::{cpuidle_text, in_force_text, may_hold_text, render};
+pub use wakeups::WakeUps;
 
 /// The machine description for bench results, read before anything changed
 /// the thread's timer slack.
@@ -73,27 +76,44 @@ impl AsyncWaiter {
     }
 }
 
-/// `keeptime clocks --json`: the core's report and the async waiter's capacity.
+/// `keeptime clocks --json`: the core's report, the measured wake-ups and
+/// host kind, and the async waiter's capacity.
 #[derive(serde::Serialize)]
 struct ClocksJson<'a> {
     #[serde(flatten)]
     report: &'a ClockReport,
+    wake_ups: WakeUps,
     async_waiter: AsyncWaiter,
 }
 
 /// Runs `keeptime clocks`.
 pub fn run(json: bool) -> Result<()> {
     let report = keeptime::clocks::inspect();
+    let wake_ups = WakeUps::measure(&report.machine);
     let waiter = AsyncWaiter::probe();
     if json {
         let doc = ClocksJson {
             report: &report,
+            wake_ups,
             async_waiter: waiter,
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let color = console::colors_enabled();
         print!("{}", render(&report, report.idle_latency.as_ref(), color));
+        println!(
+            "\nwake-ups (absolute OS waits, timer slack 1 ns, two rounds taking turns; late = first reading − target)"
+        );
+        let lines = wake_ups.lines();
+        let width = lines
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(15);
+        for (k, v) in lines {
+            println!("  {k}{}  {v}", " ".repeat(width - k.chars().count()));
+        }
         println!("\nasync waiter\n  capacity         {}", waiter.text());
         let value = std::env::var_os(keeptime::PROFILE_ENV);
         println!(
