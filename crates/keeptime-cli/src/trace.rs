@@ -74,6 +74,15 @@ pub struct TraceArgs {
           allow_hyphen_values = true, conflicts_with = "oracle")]
     pub lengths: Vec<u64>,
 
+    /// Waits of each of 40, 80, 160 and 320 µs recorded right after a
+    /// 10.24 ms wait, after the rounds: the short wait of a two-wait plan,
+    /// which on some hosts wakes later than in a row of short ones. The
+    /// oracle prices the second waits of plans whose first wait is 5.12 ms
+    /// or longer with them (a profile is made from the blocks only)
+    /// [default: 70; 0 records none].
+    #[arg(long, value_name = "N", conflicts_with = "oracle")]
+    pub after_waits: Option<u32>,
+
     /// Passes over all lengths, each in a shuffled order [default: 3].
     #[arg(long, value_name = "N", value_parser = parse_rounds,
           allow_hyphen_values = true, conflicts_with = "oracle")]
@@ -188,6 +197,21 @@ pub fn run(args: TraceArgs) -> Result<()> {
     let draws = args.draws.unwrap_or(trace::ORACLE_DEFAULT_DRAWS);
     let mut out = std::io::stdout().lock();
     out.write_all(render_summary(&trace.summary()).as_bytes())?;
+    let after = trace.after_summary();
+    if !after.is_empty() {
+        let mut long: Vec<u64> = trace.after_rows().iter().map(|a| a.after_ns).collect();
+        long.sort_unstable();
+        long.dedup();
+        let names: Vec<String> = long.iter().map(|&l| format::duration(l)).collect();
+        writeln!(
+            out,
+            "\nright after a {} wait, as the second wait of a two-wait plan (the oracle's second waits of \
+             these lengths after a first wait of {} or more):",
+            names.join(" or "),
+            format::duration(long[0] / 2)
+        )?;
+        out.write_all(render_summary(&after).as_bytes())?;
+    }
     writeln!(out)?;
     let oracle = Oracle::new(&trace, draws, 1).map_err(|e| UsageError(e.to_string()))?;
     let mut plans = Vec::new();
@@ -219,9 +243,15 @@ fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
         },
         rounds: args.rounds.unwrap_or(defaults.rounds),
         total_ns: args.seconds.unwrap_or(DEFAULT_RECORD_NS),
+        after_waits: args.after_waits.unwrap_or(defaults.after_waits),
         ..defaults
     };
-    let blocks = options.lengths_ns.len() as u64 * u64::from(options.rounds);
+    let after_blocks = if options.after_waits == 0 {
+        0
+    } else {
+        options.after_lengths_ns.len() as u64
+    };
+    let blocks = options.lengths_ns.len() as u64 * u64::from(options.rounds) + after_blocks;
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -242,7 +272,11 @@ fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
     if let (Some(out), Some(file)) = (out, out_file) {
         trace.write(out)?;
         file.keep();
-        eprintln!("wrote {} waits to {}", trace.rows().len(), out.display());
+        eprintln!(
+            "wrote {} waits to {}",
+            trace.rows().len() + trace.after_rows().len(),
+            out.display()
+        );
     }
     Ok(trace)
 }

@@ -341,7 +341,10 @@ fn clocks_json_has_its_fields() {
         .map(|l| {
             assert!(l["waits"].as_u64() >= Some(1), "{l}");
             let (p50, p90, max) = (&l["late_p50_ns"], &l["late_p90_ns"], &l["late_max_ns"]);
-            assert!(p50.as_i64() <= p90.as_i64() && p90.as_i64() <= max.as_i64(), "{l}");
+            assert!(
+                p50.as_i64() <= p90.as_i64() && p90.as_i64() <= max.as_i64(),
+                "{l}"
+            );
             assert!(l["cpu_p50_ns"].is_u64(), "{l}");
             l["os_wait_ns"].as_u64().unwrap()
         })

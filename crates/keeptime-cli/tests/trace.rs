@@ -41,6 +41,8 @@ fn a_short_recording_loads_back_and_prints_summary_and_oracle() {
             "5us,20us,80us",
             "--rounds",
             "2",
+            "--after-waits",
+            "2",
         ])
         .args([
             "--durations",
@@ -84,9 +86,24 @@ fn a_short_recording_loads_back_and_prints_summary_and_oracle() {
     assert!(table[3].starts_with("     1 ms    0.1%"), "{stdout}");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains(&format!("wrote {} waits to", t.rows().len())),
+        stderr.contains(&format!(
+            "wrote {} waits to",
+            t.rows().len() + t.after_rows().len()
+        )),
         "{stderr}"
     );
+    // two of each short length right after a 10.24 ms wait, kept apart
+    let mut after: Vec<(u64, u64)> = t
+        .after_rows()
+        .iter()
+        .map(|a| (a.row.os_wait_ns, a.after_ns))
+        .collect();
+    after.sort_unstable();
+    let want: Vec<(u64, u64)> = [40_000, 80_000, 160_000, 320_000]
+        .into_iter()
+        .flat_map(|l| [(l, 10_240_000); 2])
+        .collect();
+    assert_eq!(after, want);
 }
 
 #[test]

@@ -530,6 +530,10 @@ fn record_segment(rounds: u32, total_ns: u64, seed: u64) -> Option<Trace> {
         rounds,
         total_ns,
         seed,
+        // The segments are merged row by row into one trace of blocks
+        // (replays read blocks only); its oracle prices every wait as the
+        // blocks do.
+        after_waits: 0,
         ..RecordOptions::default()
     };
     match keeptime::trace::record(&opts, |_| {}) {

@@ -6,8 +6,8 @@
 
 use keeptime::sim::SimWait;
 use keeptime::trace::{
-    self, Oracle, OracleChoice, OracleError, RecordOptions, Trace, TraceError, TracePlatform,
-    TraceRow, ORACLE_PY_MARGINS_US,
+    self, AfterRow, Oracle, OracleChoice, OracleError, RecordOptions, Trace, TraceError,
+    TracePlatform, TraceRow, ORACLE_PY_MARGINS_US,
 };
 use keeptime::{Mode, Platform, Sleeper};
 use proptest::prelude::*;
@@ -182,6 +182,66 @@ fn gzip_is_told_by_content_and_a_gz_name_must_hold_gzip() {
     );
     let e = Trace::parse_bytes("x.csv.gz", &gz[..gz.len() / 2], true).unwrap_err();
     assert!(matches!(e, TraceError::Gzip { .. }), "{e}");
+}
+
+#[test]
+fn waits_recorded_after_a_long_one_are_kept_apart() {
+    let t = parse(
+        "round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns\n\
+         0,80000,3000,900,0\n\
+         3,80000,51000,950,10240000\n\
+         0,640000,20000,1000,0\n\
+         3,80000,-2,970,10240000\n",
+    )
+    .unwrap();
+    assert_eq!(
+        t.rows(),
+        [row(80_000, 3_000, 900), row(640_000, 20_000, 1_000)]
+    );
+    let after = |overshoot_ns, thread_cpu_ns| AfterRow {
+        row: TraceRow {
+            round: 3,
+            ..row(80_000, overshoot_ns, thread_cpu_ns)
+        },
+        after_ns: 10_240_000,
+    };
+    assert_eq!(t.after_rows(), [after(51_000, 950), after(-2, 970)]);
+    // Lengths and summaries are the blocks'; the after rows have their own.
+    assert_eq!(t.lengths(), [80_000, 640_000]);
+    assert_eq!(t.summary()[0].n, 1);
+    let a = t.after_summary();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (
+            a[0].os_wait_ns,
+            a[0].n,
+            a[0].overshoot_p50_ns,
+            a[0].overshoot_max_ns
+        ),
+        (80_000, 2, -2, 51_000)
+    );
+    // Written with the column, blocks first; without after rows, without it.
+    let mut out = Vec::new();
+    t.write_to(&mut out, false).unwrap();
+    assert_eq!(
+        String::from_utf8(out.clone()).unwrap(),
+        "round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns\n0,80000,3000,900,0\n\
+         0,640000,20000,1000,0\n3,80000,51000,950,10240000\n3,80000,-2,970,10240000\n"
+    );
+    assert_eq!(Trace::parse_bytes("f", &out, false).unwrap(), t);
+    let all_zero =
+        parse("after_ns,round,os_wait_ns,overshoot_ns,thread_cpu_ns\n0,0,5000,1,2\n").unwrap();
+    assert!(all_zero.after_rows().is_empty());
+    assert_eq!(all_zero.rows(), [row(5_000, 1, 2)]);
+    // Every row after a long one: no block to stand for a length.
+    assert_eq!(
+        err("round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns\n0,5000,1,2,9000\n"),
+        "t.csv: line 1: every row has an after_ns; a trace needs at least one row recorded in a block (after_ns 0)"
+    );
+    assert_eq!(
+        err("round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns\n0,5000,1,2,-1\n"),
+        "t.csv: line 2: after_ns is -1; it must be ≥ 0 ns"
+    );
 }
 
 #[test]
@@ -506,6 +566,67 @@ fn the_oracle_on_a_hand_trace() {
 }
 
 #[test]
+fn the_oracles_second_wait_is_drawn_after_a_long_one_where_the_trace_has_such() {
+    // 1 ms waits wake on time or 150 µs late; 100 µs waits 5 µs late in a row.
+    let blocks = Trace::from_rows(vec![
+        row(1_000_000, 0, 1_000),
+        row(1_000_000, 150_000, 1_000),
+        row(100_000, 5_000, 1_000),
+    ])
+    .unwrap();
+    let draws = [(0.25, 0.25), (0.75, 0.75)];
+    let best = |t: &Trace, d: u64| {
+        Oracle::with_draws(t, &draws)
+            .unwrap()
+            .outcomes(d)
+            .unwrap()
+            .best(0.0)
+            .unwrap()
+    };
+    let with_after = |overshoot_ns| {
+        blocks
+            .clone()
+            .with_after_rows(vec![AfterRow {
+                row: row(100_000, overshoot_ns, 1_000),
+                after_ns: 1_000_000,
+            }])
+            .unwrap()
+    };
+    // After rows that wake as the block does: the same plans, exactly.
+    for d in [150_000, 1_200_000, 2_500_000] {
+        assert_eq!(best(&with_after(5_000), d), best(&blocks, d), "{d}");
+    }
+    // In a row: a long wait ending 150 µs early, then (when it woke on
+    // time) a short wait with a 5 µs margin; when it woke late it ends on
+    // the deadline. One or two waits' CPU, no spin.
+    let p = best(&blocks, 1_200_000);
+    let plan = |short_margin_ns| OracleChoice::TwoWaits {
+        long_margin_ns: 50_000,
+        split_ns: 100_000,
+        short_margin_ns,
+    };
+    assert_eq!(p.plan, plan(5_000));
+    assert_eq!((p.late_share, p.cpu_share), (0.0, 1_500.0 / 1_200_000.0));
+    // Right after a long wait the short one wakes 50 µs late: priced so, its
+    // margin is 50 µs (a 5 µs one would end that draw 45 µs late).
+    let p = best(&with_after(50_000), 1_200_000);
+    assert_eq!(p.plan, plan(50_000));
+    assert_eq!((p.late_share, p.cpu_share), (0.0, 1_500.0 / 1_200_000.0));
+    // One-wait plans and first waits read the blocks only.
+    assert_eq!(best(&with_after(50_000), 150_000), best(&blocks, 150_000));
+    // After rows that followed 10 ms waits stand for second waits after a
+    // first wait of 5 ms or more: not after these ~1 ms ones.
+    let after_10ms = blocks
+        .clone()
+        .with_after_rows(vec![AfterRow {
+            row: row(100_000, 50_000, 1_000),
+            after_ns: 10_000_000,
+        }])
+        .unwrap();
+    assert_eq!(best(&after_10ms, 1_200_000), best(&blocks, 1_200_000));
+}
+
+#[test]
 fn oracle_arguments_are_checked() {
     let t = Trace::from_rows(vec![row(5_000, 1, 1)]).unwrap();
     assert_eq!(
@@ -678,15 +799,27 @@ fn a_short_real_recording_keeps_the_format() {
         min_block_waits: 2,
         max_block_waits: 4,
         seed: 7,
+        after_lengths_ns: vec![20_000],
+        after_long_ns: 100_000,
+        after_waits: 3,
     };
     let mut calls = Vec::new();
     let t = trace::record(&options, |p| calls.push(p)).unwrap();
-    assert_eq!(calls.len(), 6);
-    assert_eq!(calls.last().unwrap().waits, t.rows().len());
+    assert_eq!(calls.len(), 7);
+    assert_eq!(calls.last().unwrap().waits, t.rows().len() + 3);
     assert!(calls
         .iter()
         .enumerate()
-        .all(|(i, p)| p.blocks_done == i + 1 && p.blocks == 6));
+        .all(|(i, p)| p.blocks_done == i + 1 && p.blocks == 7));
+    // the short waits after a long one: apart from the blocks, as asked
+    assert_eq!(t.after_rows().len(), 3);
+    for a in t.after_rows() {
+        assert_eq!(
+            (a.row.round, a.row.os_wait_ns, a.after_ns),
+            (2, 20_000, 100_000)
+        );
+        assert!(a.row.overshoot_ns >= 0, "{a:?}");
+    }
     // blocks in each round's order, 2–4 waits each
     let orders = trace::round_orders(&options.lengths_ns, 2, 7);
     let mut blocks: Vec<(u32, u64, usize)> = Vec::new();
@@ -715,6 +848,23 @@ fn a_short_real_recording_keeps_the_format() {
         trace::record(&bad, |_| {}),
         Err(TraceError::Options(_))
     ));
+    let bad = RecordOptions {
+        after_long_ns: 0,
+        ..options.clone()
+    };
+    assert!(matches!(
+        trace::record(&bad, |_| {}),
+        Err(TraceError::Options(_))
+    ));
+    let none_after = RecordOptions {
+        after_long_ns: 0,
+        after_waits: 0,
+        ..options.clone()
+    };
+    assert!(trace::record(&none_after, |_| {})
+        .unwrap()
+        .after_rows()
+        .is_empty());
     let bad = RecordOptions {
         lengths_ns: vec![0],
         ..options

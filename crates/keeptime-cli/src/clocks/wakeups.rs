@@ -25,6 +25,9 @@ fn options() -> RecordOptions {
         min_block_waits: 25,
         max_block_waits: 200,
         seed: 1,
+        after_lengths_ns: Vec::new(),
+        after_long_ns: 0,
+        after_waits: 0,
     }
 }
 

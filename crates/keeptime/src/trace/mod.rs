@@ -5,7 +5,7 @@
 //! # Format
 //!
 //! CSV, optionally gzip-compressed, one row per OS wait, with a header naming
-//! exactly these four columns (in any order):
+//! exactly these four columns, or these and `after_ns` (in any order):
 //!
 //! | column | meaning |
 //! |---|---|
@@ -13,9 +13,16 @@
 //! | `os_wait_ns` | the requested length L: `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` until issue time + L; integer ≥ 1 |
 //! | `overshoot_ns` | first `CLOCK_MONOTONIC` reading after the wait − the target; any integer (as recorded) |
 //! | `thread_cpu_ns` | `CLOCK_THREAD_CPUTIME_ID` after − before the wait; integer ≥ 0 |
+//! | `after_ns` (optional) | 0 for a wait recorded in a block of waits of its length; else the length of the OS wait it was issued right after (a short wait after a long one, as a two-wait plan's second wait is); integer ≥ 0 |
 //!
-//! A missing, repeated or unknown column is an error (a file with more columns
-//! is some other format, not a trace with extras to ignore). Blank lines are
+//! A missing, repeated or unknown column is an error (a file with other
+//! columns is some other format, not a trace with extras to ignore). Rows
+//! with a non-zero `after_ns` are kept apart ([`Trace::after_rows`]): every
+//! use of a length's waits ([`Trace::rows`], the summary, replays, profiles,
+//! the oracle's one-wait plans and first waits) reads the blocks' rows; only
+//! the oracle's second waits after a long first wait read the others
+//! ([`Oracle`]), and [`Trace::after_summary`] summarises them. A file needs
+//! at least one block row. Blank lines are
 //! skipped; fields may carry surrounding blanks; line ends may be `\r\n`.
 //! Gzip is recognised by its magic bytes, whatever the extension; a `.gz`
 //! file that is not gzip is an error. Every error names the file and, for the
@@ -48,10 +55,21 @@ pub use oracle::*;
 pub use record::*;
 pub use replay::*;
 
-/// The header [`Trace::write`] writes.
+/// The header [`Trace::write`] writes for a trace without
+/// [after rows](Trace::after_rows).
 pub const HEADER: &str = "round,os_wait_ns,overshoot_ns,thread_cpu_ns";
 
-const COLUMNS: [&str; 4] = ["round", "os_wait_ns", "overshoot_ns", "thread_cpu_ns"];
+/// The header [`Trace::write`] writes for a trace with
+/// [after rows](Trace::after_rows).
+pub const HEADER_AFTER: &str = "round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns";
+
+const COLUMNS: [&str; 5] = [
+    "round",
+    "os_wait_ns",
+    "overshoot_ns",
+    "thread_cpu_ns",
+    "after_ns",
+];
 
 /// Why a trace could not be read, written or recorded. The message is one line
 /// naming the file and, for its contents, the 1-based line.
@@ -132,6 +150,16 @@ pub struct TraceRow {
     pub thread_cpu_ns: u64,
 }
 
+/// An OS wait recorded right after a longer one, not in a block of its
+/// length: the short wait of a two-wait plan, as such a plan meets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfterRow {
+    /// The wait.
+    pub row: TraceRow,
+    /// The length of the OS wait it was issued right after (ns, ≥ 1).
+    pub after_ns: u64,
+}
+
 /// One recorded length's waits, in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Group {
@@ -144,6 +172,11 @@ struct Group {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
     rows: Vec<TraceRow>,
+    /// Rows recorded right after a long wait, in file order.
+    after: Vec<AfterRow>,
+    /// `after_groups[i]`: the after rows of `groups[i]`'s length, in file
+    /// order (empty when it has none).
+    after_groups: Vec<Vec<(u64, u64)>>,
     /// Sorted by length.
     groups: Vec<Group>,
     /// `cut_above[i]`: the least integer length that belongs to group i + 1,
@@ -189,9 +222,51 @@ impl Trace {
             .collect();
         Ok(Trace {
             rows,
+            after: Vec::new(),
+            after_groups: vec![Vec::new(); lengths.len()],
             groups,
             cut_above,
         })
+    }
+
+    /// This trace with `after` as its [after rows](Self::after_rows) (in
+    /// that order, replacing any it had). An error for an `after_ns` of 0.
+    pub fn with_after_rows(mut self, after: Vec<AfterRow>) -> Result<Trace, TraceError> {
+        if after.iter().any(|a| a.after_ns == 0) {
+            return Err(TraceError::Options(
+                "an after row needs the length of the wait it followed (after_ns ≥ 1)".into(),
+            ));
+        }
+        self.set_after(after);
+        Ok(self)
+    }
+
+    fn set_after(&mut self, after: Vec<AfterRow>) {
+        let mut groups = vec![Vec::new(); self.groups.len()];
+        for a in &after {
+            if let Some(i) = self
+                .groups
+                .iter()
+                .position(|g| g.os_wait_ns == a.row.os_wait_ns)
+            {
+                groups[i].push((a.row.overshoot_ns.max(0) as u64, a.row.thread_cpu_ns));
+            }
+        }
+        self.after = after;
+        self.after_groups = groups;
+    }
+
+    /// The after rows of the recorded length `lengths()[index]`, as
+    /// (overshoot clamped at 0, thread CPU) in file order; empty when it has
+    /// none (or there is no such length).
+    pub(crate) fn after_waits(&self, index: usize) -> &[(u64, u64)] {
+        self.after_groups.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The waits recorded right after a long one, in file order: not part of
+    /// [`rows`](Self::rows) or of any length's block.
+    pub fn after_rows(&self) -> &[AfterRow] {
+        &self.after
     }
 
     /// Reads a trace file: CSV or gzip-compressed CSV (see the [module
@@ -256,8 +331,8 @@ impl Trace {
         if header.trim().is_empty() {
             return Err(header_error("no header (the first line is empty)".into()));
         }
-        // Position of each of COLUMNS in a row.
-        let mut pos = [usize::MAX; 4];
+        // Position of each of COLUMNS in a row (after_ns may be absent).
+        let mut pos = [usize::MAX; 5];
         let names: Vec<&str> = header.split(',').map(str::trim).collect();
         for (at, name) in names.iter().enumerate() {
             match COLUMNS.iter().position(|c| c == name) {
@@ -276,11 +351,12 @@ impl Trace {
                 }
             }
         }
-        if let Some(k) = pos.iter().position(|&p| p == usize::MAX) {
+        if let Some(k) = pos[..4].iter().position(|&p| p == usize::MAX) {
             return Err(header_error(format!("column '{}' is missing", COLUMNS[k])));
         }
         let n = names.len();
         let mut rows = Vec::new();
+        let mut after = Vec::new();
         for item in lines {
             let (line, text) = item?;
             if text.trim().is_empty() {
@@ -322,14 +398,30 @@ impl Trace {
             let round = at_least(0, 0, "≥ 0")?;
             let round = u32::try_from(round)
                 .map_err(|_| row_error(format!("round is {round}; it must be ≤ {}", u32::MAX)))?;
-            rows.push(TraceRow {
+            let row = TraceRow {
                 round,
                 os_wait_ns: at_least(1, 1, "a positive length in ns")? as u64,
                 overshoot_ns: int(2)?,
                 thread_cpu_ns: at_least(3, 0, "≥ 0 ns")? as u64,
+            };
+            match pos[4] {
+                usize::MAX => rows.push(row),
+                _ => match at_least(4, 0, "≥ 0 ns")? as u64 {
+                    0 => rows.push(row),
+                    after_ns => after.push(AfterRow { row, after_ns }),
+                },
+            }
+        }
+        if rows.is_empty() && !after.is_empty() {
+            return Err(TraceError::Row {
+                file: file.into(),
+                line: 1,
+                detail: "every row has an after_ns; a trace needs at least one row recorded in a block (after_ns 0)".into(),
             });
         }
-        Self::from_rows_named(rows, file)
+        let mut trace = Self::from_rows_named(rows, file)?;
+        trace.set_after(after);
+        Ok(trace)
     }
 
     /// Writes the trace as CSV with the [`HEADER`], gzip-compressed when the
@@ -364,11 +456,23 @@ impl Trace {
     }
 
     fn write_csv(&self, w: &mut impl Write) -> std::io::Result<()> {
-        writeln!(w, "{HEADER}")?;
-        for r in &self.rows {
+        if self.after.is_empty() {
+            writeln!(w, "{HEADER}")?;
+            for r in &self.rows {
+                writeln!(
+                    w,
+                    "{},{},{},{}",
+                    r.round, r.os_wait_ns, r.overshoot_ns, r.thread_cpu_ns
+                )?;
+            }
+            return Ok(());
+        }
+        writeln!(w, "{HEADER_AFTER}")?;
+        let after = self.after.iter().map(|a| (&a.row, a.after_ns));
+        for (r, after_ns) in self.rows.iter().map(|r| (r, 0)).chain(after) {
             writeln!(
                 w,
-                "{},{},{},{}",
+                "{},{},{},{},{after_ns}",
                 r.round, r.os_wait_ns, r.overshoot_ns, r.thread_cpu_ns
             )?;
         }
@@ -396,35 +500,60 @@ impl Trace {
         self.groups[self.nearest_index(os_wait_ns)].os_wait_ns
     }
 
+    /// Per length of the [after rows](Self::after_rows) (whatever wait each
+    /// followed), ascending: counts and percentiles of overshoot and thread
+    /// CPU, as [`summary`](Self::summary) gives them for the blocks.
+    pub fn after_summary(&self) -> Vec<LengthSummary> {
+        let mut lengths: Vec<u64> = self.after.iter().map(|a| a.row.os_wait_ns).collect();
+        lengths.sort_unstable();
+        lengths.dedup();
+        lengths
+            .into_iter()
+            .map(|l| {
+                let rows = self
+                    .after
+                    .iter()
+                    .map(|a| a.row)
+                    .filter(|r| r.os_wait_ns == l);
+                summarise(l, rows)
+            })
+            .collect()
+    }
+
     /// Per recorded length: counts and percentiles of overshoot and thread CPU.
     pub fn summary(&self) -> Vec<LengthSummary> {
         self.groups
             .iter()
             .map(|g| {
-                let mut over: Vec<i64> = self
+                let rows = self
                     .rows
                     .iter()
-                    .filter(|r| r.os_wait_ns == g.os_wait_ns)
-                    .map(|r| r.overshoot_ns)
-                    .collect();
-                over.sort_unstable();
-                let mut cpu: Vec<u64> = g.waits.iter().map(|w| w.1).collect();
-                cpu.sort_unstable();
-                let n = over.len();
-                let sum: u128 = cpu.iter().map(|&c| u128::from(c)).sum();
-                LengthSummary {
-                    os_wait_ns: g.os_wait_ns,
-                    n,
-                    overshoot_p50_ns: q(&over, 500),
-                    overshoot_p90_ns: q(&over, 900),
-                    overshoot_p99_ns: q(&over, 990),
-                    overshoot_p999_ns: q(&over, 999),
-                    overshoot_max_ns: over[n - 1],
-                    thread_cpu_p50_ns: q(&cpu, 500),
-                    thread_cpu_mean_ns: sum as f64 / n as f64,
-                }
+                    .copied()
+                    .filter(|r| r.os_wait_ns == g.os_wait_ns);
+                summarise(g.os_wait_ns, rows)
             })
             .collect()
+    }
+}
+
+/// The summary of one length's rows (at least one).
+fn summarise(os_wait_ns: u64, rows: impl Iterator<Item = TraceRow>) -> LengthSummary {
+    let (mut over, mut cpu): (Vec<i64>, Vec<u64>) =
+        rows.map(|r| (r.overshoot_ns, r.thread_cpu_ns)).unzip();
+    over.sort_unstable();
+    cpu.sort_unstable();
+    let n = over.len();
+    let sum: u128 = cpu.iter().map(|&c| u128::from(c)).sum();
+    LengthSummary {
+        os_wait_ns,
+        n,
+        overshoot_p50_ns: q(&over, 500),
+        overshoot_p90_ns: q(&over, 900),
+        overshoot_p99_ns: q(&over, 990),
+        overshoot_p999_ns: q(&over, 999),
+        overshoot_max_ns: over.last().copied().unwrap_or_default(),
+        thread_cpu_p50_ns: q(&cpu, 500),
+        thread_cpu_mean_ns: sum as f64 / n.max(1) as f64,
     }
 }
 

@@ -117,7 +117,14 @@ pub enum OracleError {
 /// `max(0, overshoot)` after its target and costs that row's thread CPU. For
 /// a sleep of D, a plan (g1, S, g2) makes the first wait of L₁ = D − g1 − S
 /// (if L₁ ≥ 5 µs; it ends at t = L₁ + overshoot), then, if S > 0, a wait of
-/// L₂ = D − g2 − t (if L₂ ≥ 5 µs), then spins to D. A sleep is late when
+/// L₂ = D − g2 − t (if L₂ ≥ 5 µs), then spins to D. Where the trace has
+/// [after rows](Trace::after_rows) (waits recorded right after a long one,
+/// as `keeptime trace` records the short lengths after 10.24 ms) of L₂'s
+/// nearest recorded length, and L₁ is at least half the shortest wait they
+/// followed, the second wait takes row ⌊u₂·n⌋ of those n instead: it
+/// follows a long wait, as they did. A trace without after rows (every
+/// shared trace) is priced as the reference implementation prices it. A
+/// sleep is late when
 /// t > D (no spin is counted then); CPU = the waits' thread CPU + D − t.
 /// Plans: (g1, 0, 0) for every margin g1, and (g1, S, g2) for every margin g1,
 /// split S and margin g2 with g1 + S < D. The cheapest plan whose late share
@@ -130,6 +137,12 @@ pub struct Oracle<'t> {
     /// Per draw, per recorded length (draw-major: the second wait's length
     /// varies by draw): the (overshoot, cpu) draw u₂ picks.
     second: Vec<(u64, u64)>,
+    /// The same among the length's after rows where it has any: for a
+    /// second wait after a first wait of at least `after_first_ns`.
+    second_after: Vec<(u64, u64)>,
+    /// Half the shortest wait the trace's after rows followed (none without
+    /// after rows).
+    after_first_ns: Option<u64>,
     lengths: usize,
     draws: usize,
     /// The margins tried (µs).
@@ -199,25 +212,44 @@ impl<'t> Oracle<'t> {
         if draws == 0 {
             return Err(OracleError::NoDraws);
         }
-        let row = |g: &Group, u: f64| {
-            let n = g.waits.len();
+        let row = |waits: &[(u64, u64)], u: f64| {
+            let n = waits.len();
             // ⌊u·n⌋ < n for u < 1; `as` saturates (NaN, u < 0 give 0), min
             // guards u ≥ 1.
-            g.waits[((u * n as f64) as usize).min(n - 1)]
+            waits[((u * n as f64) as usize).min(n - 1)]
         };
         let first = trace
             .groups
             .iter()
-            .map(|g| us.iter().map(|&(u1, _)| row(g, u1)).collect())
+            .map(|g| us.iter().map(|&(u1, _)| row(&g.waits, u1)).collect())
             .collect();
         let second = us
             .iter()
-            .flat_map(|&(_, u2)| trace.groups.iter().map(move |g| row(g, u2)))
+            .flat_map(|&(_, u2)| trace.groups.iter().map(move |g| row(&g.waits, u2)))
             .collect();
+        // A second wait after a long first one: where the trace recorded its
+        // length right after a long wait (after rows), drawn from those.
+        let after_table = |i: usize, g: &'t Group| match trace.after_waits(i) {
+            [] => g.waits.as_slice(),
+            after => after,
+        };
+        let second_after = us
+            .iter()
+            .flat_map(|&(_, u2)| {
+                trace
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, g)| row(after_table(i, g), u2))
+            })
+            .collect();
+        let after_first_ns = trace.after_rows().iter().map(|a| a.after_ns / 2).min();
         Ok(Oracle {
             trace,
             first,
             second,
+            second_after,
+            after_first_ns,
             lengths: trace.groups.len(),
             draws,
             margins_us: &ORACLE_MARGINS_US,
@@ -254,9 +286,14 @@ impl<'t> Oracle<'t> {
                     continue;
                 }
                 self.first_wait(d, g1 + split, &mut t1, &mut c1);
+                let first_len = d.saturating_sub(g1 + split);
+                let table = match self.after_first_ns {
+                    Some(a) if first_len >= a => &self.second_after,
+                    _ => &self.second,
+                };
                 for &g2_us in self.margins_us {
                     let g2 = g2_us * 1_000;
-                    let (late, cpu) = self.second_wait(d, g2, &t1, &c1);
+                    let (late, cpu) = self.second_wait(d, g2, &t1, &c1, table);
                     plans.push((
                         OracleChoice::TwoWaits {
                             long_margin_ns: g1,
@@ -305,8 +342,16 @@ impl<'t> Oracle<'t> {
         }
     }
 
-    /// The second wait, until `g2` before the deadline, after the first.
-    fn second_wait(&self, d: u64, g2: u64, t1: &[u64], c1: &[u64]) -> (usize, u64) {
+    /// The second wait, until `g2` before the deadline, after the first,
+    /// drawn from `table` ([`second`](Self::second) or `second_after`).
+    fn second_wait(
+        &self,
+        d: u64,
+        g2: u64,
+        t1: &[u64],
+        c1: &[u64],
+        table: &[(u64, u64)],
+    ) -> (usize, u64) {
         let (mut late, mut cpu) = (0usize, 0u64);
         let until = d.saturating_sub(g2);
         for (i, (&t0, &c0)) in t1.iter().zip(c1).enumerate() {
@@ -314,7 +359,7 @@ impl<'t> Oracle<'t> {
             cpu = cpu.saturating_add(c0);
             if d >= g2 && until >= t.saturating_add(MIN_OS_WAIT_NS) {
                 let l = until - t;
-                let (w, c) = self.second[i * self.lengths + self.trace.nearest_index(l)];
+                let (w, c) = table[i * self.lengths + self.trace.nearest_index(l)];
                 t = until.saturating_add(w);
                 cpu = cpu.saturating_add(c);
             }

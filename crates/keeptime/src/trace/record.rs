@@ -1,7 +1,7 @@
 //! Recording a trace of this machine: interleaved rounds of absolute OS
 //! waits of every length, each with its overshoot and thread CPU.
 
-use super::{Trace, TraceError, TraceRow};
+use super::{AfterRow, Trace, TraceError, TraceRow};
 use crate::sys::OsWake;
 
 /// What [`record`] records.
@@ -20,6 +20,16 @@ pub struct RecordOptions {
     pub max_block_waits: u32,
     /// Seed of the shuffles.
     pub seed: u64,
+    /// After the rounds, the short waits of two-wait plans as those plans
+    /// meet them: each of these lengths (ns, each ≥ 1), `after_waits` times,
+    /// each time right after an unrecorded OS wait of `after_long_ns`,
+    /// recorded as [after rows](Trace::after_rows). None when empty (or
+    /// `after_waits` is 0). Not part of `total_ns`.
+    pub after_lengths_ns: Vec<u64>,
+    /// The long wait before each of those (ns).
+    pub after_long_ns: u64,
+    /// How many of each of `after_lengths_ns`.
+    pub after_waits: u32,
 }
 
 impl Default for RecordOptions {
@@ -31,6 +41,13 @@ impl Default for RecordOptions {
     /// largest aside at the 1 % target (`spec/estimator.md`, quantile); with
     /// fewer, one late wake-up in the recording is those buckets' 1 % margin.
     /// (The shared traces were recorded with 60: 180 of each long length.)
+    ///
+    /// Then 70 waits each of 40, 80, 160 and 320 µs, each right after a
+    /// 10.24 ms wait (about 2.9 s more): the short waits of two-wait plans
+    /// as a 10 ms sleep meets them, which on some hosts wake later after a
+    /// long idle than in a row of short ones (host kind D,
+    /// `docs/traces.md`); the oracle prices such plans' second waits with
+    /// them ([`Oracle`](super::Oracle)).
     fn default() -> Self {
         RecordOptions {
             lengths_ns: default_lengths_ns(),
@@ -39,8 +56,17 @@ impl Default for RecordOptions {
             min_block_waits: 67,
             max_block_waits: 1500,
             seed: 1,
+            after_lengths_ns: default_after_lengths_ns(),
+            after_long_ns: 10_240_000,
+            after_waits: 70,
         }
     }
+}
+
+/// 40, 80, 160 and 320 µs: recorded lengths in the buckets of two-wait
+/// plans' short waits (32 µs … 524 µs).
+pub fn default_after_lengths_ns() -> Vec<u64> {
+    vec![40_000, 80_000, 160_000, 320_000]
 }
 
 /// 5 µs, 10 µs, … 20.48 ms (13 lengths, doubling).
@@ -143,9 +169,20 @@ pub fn record(
             o.min_block_waits, o.max_block_waits
         )));
     }
+    let after_lengths: &[u64] = if o.after_waits == 0 {
+        &[]
+    } else {
+        &o.after_lengths_ns
+    };
+    if !after_lengths.is_empty() && (o.after_long_ns == 0 || after_lengths.contains(&0)) {
+        return Err(TraceError::Options(
+            "a length of 0 ns after a long wait, or a long wait of 0 ns (lengths must be positive)"
+                .into(),
+        ));
+    }
     let _ = crate::sys::set_timer_slack_ns(1);
     let orders = round_orders(&o.lengths_ns, o.rounds, o.seed);
-    let blocks = orders.len() * o.lengths_ns.len();
+    let blocks = orders.len() * o.lengths_ns.len() + after_lengths.len();
     let block_ns = o.total_ns / blocks as u64;
     let start = crate::sys::monotonic_ns();
     let mut rows = Vec::new();
@@ -155,20 +192,9 @@ pub fn record(
             let block_start = crate::sys::monotonic_ns();
             let mut n = 0u32;
             loop {
-                let cpu0 = crate::sys::thread_cpu_ns();
-                let issue = crate::sys::monotonic_ns();
-                let target = issue.saturating_add(len);
-                while crate::sys::wait_until(target) == OsWake::Interrupted {}
-                let after = crate::sys::monotonic_ns();
-                let cpu1 = crate::sys::thread_cpu_ns();
-                rows.push(TraceRow {
-                    round: round as u32,
-                    os_wait_ns: len,
-                    overshoot_ns: after as i64 - target as i64,
-                    thread_cpu_ns: cpu1.saturating_sub(cpu0),
-                });
+                rows.push(one_wait(round as u32, len));
                 n += 1;
-                let spent = after.saturating_sub(block_start);
+                let spent = crate::sys::monotonic_ns().saturating_sub(block_start);
                 if n >= o.max_block_waits || (n >= o.min_block_waits && spent >= block_ns) {
                     break;
                 }
@@ -182,7 +208,45 @@ pub fn record(
             });
         }
     }
-    Trace::from_rows_named(rows, "(recording)")
+    // The short waits after a long one, each length in a block of pairs,
+    // in the order of one more shuffle.
+    let mut after = Vec::new();
+    let after_order = round_orders(after_lengths, 1, o.seed ^ 0xa5a5_a5a5);
+    for &len in after_order.first().map_or(&[][..], Vec::as_slice) {
+        for _ in 0..o.after_waits {
+            let target = crate::sys::monotonic_ns().saturating_add(o.after_long_ns);
+            while crate::sys::wait_until(target) == OsWake::Interrupted {}
+            after.push(AfterRow {
+                row: one_wait(o.rounds, len),
+                after_ns: o.after_long_ns,
+            });
+        }
+        done += 1;
+        progress(RecordProgress {
+            blocks_done: done,
+            blocks,
+            waits: rows.len() + after.len(),
+            elapsed_ns: crate::sys::monotonic_ns().saturating_sub(start),
+        });
+    }
+    Trace::from_rows_named(rows, "(recording)")?.with_after_rows(after)
+}
+
+/// One absolute OS wait of `len` from now, measured: how late it woke and
+/// the thread CPU it cost.
+fn one_wait(round: u32, len: u64) -> TraceRow {
+    let cpu0 = crate::sys::thread_cpu_ns();
+    let issue = crate::sys::monotonic_ns();
+    let target = issue.saturating_add(len);
+    while crate::sys::wait_until(target) == OsWake::Interrupted {}
+    let after = crate::sys::monotonic_ns();
+    let cpu1 = crate::sys::thread_cpu_ns();
+    TraceRow {
+        round,
+        os_wait_ns: len,
+        overshoot_ns: after as i64 - target as i64,
+        thread_cpu_ns: cpu1.saturating_sub(cpu0),
+    }
 }
 
 // ------------------------------------------------------------------- oracle
