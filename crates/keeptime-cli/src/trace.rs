@@ -24,14 +24,21 @@ until the time of the call + L with 1 ns timer slack, each recorded as
   overshoot = first clock reading after the wait − target
   thread CPU = CLOCK_THREAD_CPUTIME_ID after − before the wait
 
+Then (--after-waits, default 70) waits of 40, 80, 160 and 320 µs, each right
+after a 10.24 ms wait: the short wait of a two-wait plan as a 10 ms sleep meets
+it, which on some hosts wakes later than in a block of short waits. They are
+kept apart (the after_ns column) and printed in a table of their own.
+
 The oracle replays the trace and finds, per sleep and tail target, the least
 CPU any plan of one or two OS waits then a spin needs while at most that share
-of sleeps end late.
+of sleeps end late. The second wait of a plan whose first wait is 5.12 ms or
+longer is drawn from the waits recorded right after a long one, where the trace
+has them.
 
 --profile FILE also writes a host profile: this machine's fingerprint (CPU,
 online CPUs, virtualisation, cpuidle driver, clocksource, kernel) and, per
-OS-wait length bucket, the trace's last 1024 wake-ups and the median cost of
-an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
+OS-wait length bucket, the last 1024 wake-ups of its blocks and the median
+cost of an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
 kt_sleeper_create_with_profile, Python Sleeper(profile=...), Go
 Sleeper.UseProfile, Java and C# Sleeper builders' profile) answers at once as
 one that had made those waits, instead of spinning for hundreds of sleeps
@@ -40,7 +47,7 @@ Go and C# SetDefaultProfile, Java KeepTime.setDefaultProfile) does the same for
 the sleepers behind the free sleep functions and the async waiter. Loading it
 on another machine is refused, naming the field that differs.
 
-  keeptime trace --profile host.profile            record 12 s, write the profile
+  keeptime trace --profile host.profile            record ~15 s, write the profile
   keeptime trace -o t.csv.gz --profile host.profile  keep the trace as well
   keeptime trace --oracle t.csv.gz --profile host.profile
                           from a trace recorded earlier on this same machine";
