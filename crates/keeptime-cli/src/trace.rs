@@ -37,8 +37,8 @@ has them.
 
 --profile FILE also writes a host profile: this machine's fingerprint (CPU,
 online CPUs, virtualisation, cpuidle driver, clocksource, kernel) and, per
-OS-wait length bucket, the last 1024 wake-ups of its blocks and the median
-cost of an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
+OS-wait length bucket, the trace's last 1024 wake-ups (the short waits
+recorded after a long one last) and the median cost of an OS wait. A sleeper started from it (Rust SleeperBuilder::profile, C
 kt_sleeper_create_with_profile, Python Sleeper(profile=...), Go
 Sleeper.UseProfile, Java and C# Sleeper builders' profile) answers at once as
 one that had made those waits, instead of spinning for hundreds of sleeps
@@ -85,7 +85,7 @@ pub struct TraceArgs {
     /// 10.24 ms wait, after the rounds: the short wait of a two-wait plan,
     /// which on some hosts wakes later than in a row of short ones. The
     /// oracle prices the second waits of plans whose first wait is 5.12 ms
-    /// or longer with them (a profile is made from the blocks only)
+    /// or longer with them, and a profile keeps them in its short buckets
     /// [default: 70; 0 records none].
     #[arg(long, value_name = "N", conflicts_with = "oracle")]
     pub after_waits: Option<u32>,

@@ -247,8 +247,10 @@ impl Profile {
 
     /// The profile of a trace, made on `machine` (`spec/estimator.md`,
     /// *Writing*, from a trace): per bucket the last [`WINDOW`] rows of its
-    /// lengths in file order (overshoot clamped to 0..=1 s), and the lower
-    /// median of their thread CPU as the bucket's cost. Loaded, the
+    /// lengths, the blocks' in file order then the
+    /// [after rows](crate::trace::Trace::after_rows) (overshoot clamped to
+    /// 0..=1 s), and the lower median of their thread CPU as the bucket's
+    /// cost. Loaded, the
     /// estimator answers as one that observed exactly those OS waits.
     #[cfg(feature = "trace")]
     pub fn from_trace(trace: &crate::trace::Trace, machine: Fingerprint) -> Profile {
@@ -268,7 +270,10 @@ impl Profile {
         let keep = keep.clamp(1, WINDOW);
         use crate::estimate::MAX_SAMPLE_NS;
         let mut rows: Vec<Vec<(u64, u64, u64)>> = vec![Vec::new(); BUCKETS];
-        for r in trace.rows() {
+        // The blocks' rows, then those recorded right after a long wait:
+        // kept last, the few such short waits are always in their bucket.
+        let after = trace.after_rows().iter().map(|a| &a.row);
+        for r in trace.rows().iter().chain(after) {
             rows[bucket_of(r.os_wait_ns)].push((
                 r.os_wait_ns.min(parse::MAX_NUMBER),
                 (r.overshoot_ns.max(0) as u64).min(MAX_SAMPLE_NS),

@@ -105,6 +105,44 @@ fn a_traces_profile_keeps_the_last_rows_of_each_bucket() {
     assert_eq!(Profile::parse(&text).unwrap(), p);
 }
 
+#[cfg(feature = "trace")]
+#[test]
+fn the_waits_after_a_long_one_come_last_in_their_bucket() {
+    use crate::trace::{AfterRow, Trace, TraceRow};
+    let row = |os_wait_ns, overshoot_ns, thread_cpu_ns| TraceRow {
+        round: 0,
+        os_wait_ns,
+        overshoot_ns,
+        thread_cpu_ns,
+    };
+    let mut rows = Vec::new();
+    for i in 0..1_100i64 {
+        rows.push(row(160_000, 20_000 + i, 2_000));
+    }
+    rows.push(row(640_000, 30_000, 4_000));
+    let after = (0..70i64)
+        .map(|i| AfterRow {
+            row: TraceRow {
+                round: 3,
+                ..row(160_000, 50_000 + i, 9_000)
+            },
+            after_ns: 10_240_000,
+        })
+        .collect();
+    let trace = Trace::from_rows(rows).unwrap().with_after_rows(after).unwrap();
+    let p = Profile::from_trace(&trace, here());
+    let text = p.to_text();
+    // Bucket 4 (131–262 µs): the blocks' last 954 rows (146 dropped), then
+    // the 70 after rows; its cost, the lower median of those 1 024.
+    assert_eq!((p.samples()[4], p.samples()[6]), (WINDOW, 1));
+    assert!(text.contains("bucket 4 1024\n160000 20146\n"), "{text}");
+    assert!(text.contains("160000 21099\n160000 50000\n"), "{text}");
+    assert!(text.contains("160000 50069\nbucket 6 1\n"), "{text}");
+    assert!(text.contains("cost 160000 2000\ncost 640000 4000\n"), "{text}");
+    let small = Profile::from_trace_keeping(&trace, here(), 100);
+    assert!(small.to_text().contains("bucket 4 100\n160000 21070\n"));
+}
+
 #[test]
 fn values_no_line_can_hold_are_unknown() {
     let f = Fingerprint::from_parts(

@@ -18,11 +18,13 @@
 //! A missing, repeated or unknown column is an error (a file with other
 //! columns is some other format, not a trace with extras to ignore). Rows
 //! with a non-zero `after_ns` are kept apart ([`Trace::after_rows`]): every
-//! use of a length's waits ([`Trace::rows`], the summary, replays, profiles,
-//! the oracle's one-wait plans and first waits) reads the blocks' rows; only
-//! the oracle's second waits after a long first wait read the others
-//! ([`Oracle`]), and [`Trace::after_summary`] summarises them. A file needs
-//! at least one block row. Blank lines are
+//! use of a length's waits ([`Trace::rows`], the summary, replays, the
+//! oracle's one-wait plans and first waits) reads the blocks' rows; the
+//! oracle's second waits after a long first wait read the others
+//! ([`Oracle`]), a profile keeps them after the blocks' rows of their
+//! bucket ([`Profile::from_trace`](crate::profile::Profile::from_trace)), and
+//! [`Trace::after_summary`] summarises them. A file needs at least one block
+//! row. Blank lines are
 //! skipped; fields may carry surrounding blanks; line ends may be `\r\n`.
 //! Gzip is recognised by its magic bytes, whatever the extension; a `.gz`
 //! file that is not gzip is an error. Every error names the file and, for the

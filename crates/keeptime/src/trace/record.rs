@@ -47,7 +47,8 @@ impl Default for RecordOptions {
     /// as a 10 ms sleep meets them, which on some hosts wake later after a
     /// long idle than in a row of short ones (host kind D,
     /// `docs/traces.md`); the oracle prices such plans' second waits with
-    /// them ([`Oracle`](super::Oracle)).
+    /// them ([`Oracle`](super::Oracle)), and a profile of the recording keeps
+    /// them in its short buckets.
     fn default() -> Self {
         RecordOptions {
             lengths_ns: default_lengths_ns(),
