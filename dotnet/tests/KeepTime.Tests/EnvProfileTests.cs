@@ -31,17 +31,6 @@ namespace Dev.KeepTime.Tests
             }
         }
 
-        private static string LearnedProfile()
-        {
-            string path = Path.GetTempFileName();
-            using (var s = new Sleeper())
-            {
-                for (int i = 0; i < 30; i++) s.Sleep(TimeSpan.FromTicks(3000));
-                s.WriteProfile(path);
-            }
-            return path;
-        }
-
         /// <summary>
         /// Runs the child with KEEPTIME_PROFILE=<paramref name="keeptimeProfile"/>
         /// (and, if <paramref name="programFirst"/> is not null, --program-first
@@ -118,7 +107,7 @@ namespace Dev.KeepTime.Tests
         [Test]
         public void TheStaticSleepsStartFromTheProfileKeeptimeProfileNames()
         {
-            string good = LearnedProfile();
+            string good = ProfileTests.LearnedProfile();
             try
             {
                 string file = File.ReadAllText(good);
@@ -164,7 +153,7 @@ namespace Dev.KeepTime.Tests
         [Test]
         public void AFileKeeptimeProfileCannotLoadIsOneLineOnStderrAndTheSleepsStartFresh()
         {
-            string good = LearnedProfile();
+            string good = ProfileTests.LearnedProfile();
             string missing = Path.GetTempFileName();
             File.Delete(missing);
             try
@@ -191,7 +180,7 @@ namespace Dev.KeepTime.Tests
         [Test]
         public void AProgramThatSetsTheDefaultFirstNeverReadsKeeptimeProfile()
         {
-            string good = LearnedProfile();
+            string good = ProfileTests.LearnedProfile();
             string missing = Path.GetTempFileName();
             File.Delete(missing);
             try

@@ -67,16 +67,21 @@ fn a_machine_mismatch_names_the_field_and_both_values() {
     );
 }
 
+/// A trace row of round 0.
 #[cfg(feature = "trace")]
-#[test]
-fn a_traces_profile_keeps_the_last_rows_of_each_bucket() {
-    use crate::trace::{Trace, TraceRow};
-    let row = |os_wait_ns, overshoot_ns, thread_cpu_ns| TraceRow {
+fn row(os_wait_ns: u64, overshoot_ns: i64, thread_cpu_ns: u64) -> crate::trace::TraceRow {
+    crate::trace::TraceRow {
         round: 0,
         os_wait_ns,
         overshoot_ns,
         thread_cpu_ns,
-    };
+    }
+}
+
+#[cfg(feature = "trace")]
+#[test]
+fn a_traces_profile_keeps_the_last_rows_of_each_bucket() {
+    use crate::trace::Trace;
     let mut rows = Vec::new();
     for i in 0..1_100u64 {
         rows.push(row(160_000, 5_000 + i as i64, 3_000 + i % 7));
@@ -109,12 +114,6 @@ fn a_traces_profile_keeps_the_last_rows_of_each_bucket() {
 #[test]
 fn the_waits_after_a_long_one_come_last_in_their_bucket() {
     use crate::trace::{AfterRow, Trace, TraceRow};
-    let row = |os_wait_ns, overshoot_ns, thread_cpu_ns| TraceRow {
-        round: 0,
-        os_wait_ns,
-        overshoot_ns,
-        thread_cpu_ns,
-    };
     let mut rows = Vec::new();
     for i in 0..1_100i64 {
         rows.push(row(160_000, 20_000 + i, 2_000));
