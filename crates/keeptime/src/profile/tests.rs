@@ -128,7 +128,10 @@ fn the_waits_after_a_long_one_come_last_in_their_bucket() {
             after_ns: 10_240_000,
         })
         .collect();
-    let trace = Trace::from_rows(rows).unwrap().with_after_rows(after).unwrap();
+    let trace = Trace::from_rows(rows)
+        .unwrap()
+        .with_after_rows(after)
+        .unwrap();
     let p = Profile::from_trace(&trace, here());
     let text = p.to_text();
     // Bucket 4 (131–262 µs): the blocks' last 954 rows (146 dropped), then
@@ -137,7 +140,10 @@ fn the_waits_after_a_long_one_come_last_in_their_bucket() {
     assert!(text.contains("bucket 4 1024\n160000 20146\n"), "{text}");
     assert!(text.contains("160000 21099\n160000 50000\n"), "{text}");
     assert!(text.contains("160000 50069\nbucket 6 1\n"), "{text}");
-    assert!(text.contains("cost 160000 2000\ncost 640000 4000\n"), "{text}");
+    assert!(
+        text.contains("cost 160000 2000\ncost 640000 4000\n"),
+        "{text}"
+    );
     let small = Profile::from_trace_keeping(&trace, here(), 100);
     assert!(small.to_text().contains("bucket 4 100\n160000 21070\n"));
 }
