@@ -276,6 +276,8 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
             "20us,300us",
             "--rounds",
             "1",
+            "--after-waits",
+            "3",
         ])
         .args([
             "--durations",
@@ -291,8 +293,11 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
         .success();
     let p = Profile::load(&recorded).unwrap();
     let n = p.samples();
-    assert!(n[1] > 0 && n[5] > 0, "{n:?}");
-    assert_eq!(n.iter().filter(|&&k| k > 0).count(), 2, "{n:?}");
+    // The blocks (20 and 300 µs), and three each of 40, 80, 160 and 320 µs
+    // right after a long wait (buckets 2, 3, 4 and, with the 300 µs, 5).
+    assert!(n[1] > 0 && n[5] > 3, "{n:?}");
+    assert_eq!((n[2], n[3], n[4]), (3, 3, 3), "{n:?}");
+    assert_eq!(n.iter().filter(|&&k| k > 0).count(), 5, "{n:?}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 }
 
