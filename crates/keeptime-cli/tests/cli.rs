@@ -334,7 +334,7 @@ fn clocks_json_has_its_fields() {
     // The wake-ups, one entry per measured length, shortest first; the host
     // kind is a documented one or null, decided by the identity beside it.
     let wake = &doc["wake_ups"];
-    let lengths: Vec<u64> = wake["lengths"]
+    let lengths: Vec<(u64, u64)> = wake["lengths"]
         .as_array()
         .expect("wake_ups.lengths is an array")
         .iter()
@@ -346,10 +346,23 @@ fn clocks_json_has_its_fields() {
                 "{l}"
             );
             assert!(l["cpu_p50_ns"].is_u64(), "{l}");
-            l["os_wait_ns"].as_u64().unwrap()
+            (
+                l["os_wait_ns"].as_u64().unwrap(),
+                l["after_ns"].as_u64().unwrap(),
+            )
         })
         .collect();
-    assert_eq!(lengths, [50_000, 1_000_000, 10_000_000]);
+    // The three lengths in a row, then the short one right after a long one.
+    assert_eq!(
+        lengths,
+        [
+            (50_000, 0),
+            (1_000_000, 0),
+            (10_000_000, 0),
+            (50_000, 10_240_000)
+        ]
+    );
+    assert_eq!(wake["lengths"][3]["waits"].as_u64(), Some(25));
     assert!(wake["identity"].is_object(), "{wake}");
     let kind = &wake["host_kind"];
     assert!(

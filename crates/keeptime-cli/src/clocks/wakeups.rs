@@ -16,7 +16,16 @@ use keeptime::trace::{record, RecordOptions};
 /// sub-ms sleep's only one), a millisecond, and a long one.
 pub const LENGTHS_NS: [u64; 3] = [50_000, 1_000_000, 10_000_000];
 
-/// The recording: two rounds over the lengths in shuffled order, about 0.8 s.
+/// The short wait also measured right after a long one ([`AFTER_LONG_NS`]),
+/// as a two-wait plan's second wait meets it, [`AFTER_WAITS`] times.
+pub const AFTER_NS: u64 = 50_000;
+/// The long wait before each of those.
+pub const AFTER_LONG_NS: u64 = 10_240_000;
+/// How many.
+pub const AFTER_WAITS: u32 = 25;
+
+/// The recording: two rounds over the lengths in shuffled order, about 0.8 s,
+/// then [`AFTER_WAITS`] short waits after a long one, about 0.26 s.
 fn options() -> RecordOptions {
     RecordOptions {
         lengths_ns: LENGTHS_NS.to_vec(),
@@ -25,9 +34,9 @@ fn options() -> RecordOptions {
         min_block_waits: 25,
         max_block_waits: 200,
         seed: 1,
-        after_lengths_ns: Vec::new(),
-        after_long_ns: 0,
-        after_waits: 0,
+        after_lengths_ns: vec![AFTER_NS],
+        after_long_ns: AFTER_LONG_NS,
+        after_waits: AFTER_WAITS,
     }
 }
 
@@ -36,6 +45,9 @@ fn options() -> RecordOptions {
 pub struct WakeLength {
     /// The requested OS-wait length, ns.
     pub os_wait_ns: u64,
+    /// 0 for waits in a row of their length; else the length of the OS wait
+    /// each was made right after, ns.
+    pub after_ns: u64,
     /// Waits of this length.
     pub waits: usize,
     /// How late they woke (first clock reading after the wait − its target),
@@ -157,7 +169,8 @@ impl Identity {
 /// `haltpoll` guest's poll window when that driver is in use.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct WakeUps {
-    /// One entry per length of [`LENGTHS_NS`], shortest first.
+    /// One entry per length of [`LENGTHS_NS`], shortest first, then one for
+    /// [`AFTER_NS`] right after [`AFTER_LONG_NS`].
     pub lengths: Vec<WakeLength>,
     /// What decided the host kind.
     pub identity: Identity,
@@ -172,18 +185,23 @@ pub struct WakeUps {
 impl WakeUps {
     /// Records the wake-ups (about 0.8 s) and reads the rest.
     pub fn measure(machine: &MachineInfo) -> WakeUps {
+        let length = |after_ns: u64| {
+            move |s: keeptime::trace::LengthSummary| WakeLength {
+                os_wait_ns: s.os_wait_ns,
+                after_ns,
+                waits: s.n,
+                late_p50_ns: s.overshoot_p50_ns,
+                late_p90_ns: s.overshoot_p90_ns,
+                late_max_ns: s.overshoot_max_ns,
+                cpu_p50_ns: s.thread_cpu_p50_ns,
+            }
+        };
         let lengths = match record(&options(), |_| {}) {
             Ok(trace) => trace
                 .summary()
                 .into_iter()
-                .map(|s| WakeLength {
-                    os_wait_ns: s.os_wait_ns,
-                    waits: s.n,
-                    late_p50_ns: s.overshoot_p50_ns,
-                    late_p90_ns: s.overshoot_p90_ns,
-                    late_max_ns: s.overshoot_max_ns,
-                    cpu_p50_ns: s.thread_cpu_p50_ns,
-                })
+                .map(length(0))
+                .chain(trace.after_summary().into_iter().map(length(AFTER_LONG_NS)))
                 .collect(),
             Err(_) => Vec::new(),
         };
@@ -212,7 +230,14 @@ impl WakeUps {
             .iter()
             .map(|l| {
                 (
-                    format::duration(l.os_wait_ns),
+                    match l.after_ns {
+                        0 => format::duration(l.os_wait_ns),
+                        a => format!(
+                            "{} after {}",
+                            format::duration(l.os_wait_ns),
+                            format::duration(a)
+                        ),
+                    },
                     format!(
                         "late p50 {}, p90 {}, largest {}; {} of thread CPU a wait ({} waits)",
                         format::ns(l.late_p50_ns),
@@ -386,15 +411,24 @@ mod tests {
                 "identified by: unknown vendor family unknown, not a VM guest, cpuidle none",
             ]
         );
+        let in_a_row = WakeLength {
+            os_wait_ns: 50_000,
+            after_ns: 0,
+            waits: 200,
+            late_p50_ns: 26_100,
+            late_p90_ns: 31_000,
+            late_max_ns: 88_000,
+            cpu_p50_ns: 19_500,
+        };
         let w = WakeUps {
-            lengths: vec![WakeLength {
-                os_wait_ns: 50_000,
-                waits: 200,
-                late_p50_ns: 26_100,
-                late_p90_ns: 31_000,
-                late_max_ns: 88_000,
-                cpu_p50_ns: 19_500,
-            }],
+            lengths: vec![
+                in_a_row,
+                WakeLength {
+                    after_ns: 10_240_000,
+                    waits: 25,
+                    ..in_a_row
+                },
+            ],
             host_kind: id.host_kind(),
             identity: id,
             haltpoll_guest_poll_ns: Some(0),
@@ -408,9 +442,17 @@ mod tests {
                     .to_string()
             )
         );
-        assert_eq!(lines[1..4], host_kind_lines(&w.identity, w.host_kind)[..]);
-        assert_eq!(lines[4], ("haltpoll".to_string(), haltpoll_text(0)));
-        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[1],
+            (
+                "50 µs after 10.24 ms".to_string(),
+                "late p50 26.1 µs, p90 31.0 µs, largest 88.0 µs; 19.5 µs of thread CPU a wait (25 waits)"
+                    .to_string()
+            )
+        );
+        assert_eq!(lines[2..5], host_kind_lines(&w.identity, w.host_kind)[..]);
+        assert_eq!(lines[5], ("haltpoll".to_string(), haltpoll_text(0)));
+        assert_eq!(lines.len(), 6);
         assert!(haltpoll_text(200_000).starts_with("guest_halt_poll_ns 200 µs: "));
     }
 }
