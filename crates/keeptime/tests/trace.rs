@@ -242,6 +242,15 @@ fn waits_recorded_after_a_long_one_are_kept_apart() {
         err("round,os_wait_ns,overshoot_ns,thread_cpu_ns,after_ns\n0,5000,1,2,-1\n"),
         "t.csv: line 2: after_ns is -1; it must be ≥ 0 ns"
     );
+    // Given in code, an after row must say what it followed.
+    let zero = AfterRow {
+        row: row(80_000, 1, 1),
+        after_ns: 0,
+    };
+    assert!(matches!(
+        t.clone().with_after_rows(vec![zero]),
+        Err(TraceError::AfterRow)
+    ));
 }
 
 #[test]

@@ -136,6 +136,10 @@ pub enum TraceError {
     /// [`RecordOptions`] that cannot be recorded.
     #[error("cannot record a trace: {0}")]
     Options(String),
+    /// An [`AfterRow`] given to [`Trace::with_after_rows`] without the
+    /// length of the wait it followed (`after_ns` 0).
+    #[error("an after row needs the length of the wait it followed (after_ns ≥ 1); a row recorded in a block is one of the trace's rows")]
+    AfterRow,
 }
 
 /// One OS wait of a trace, as recorded.
@@ -235,9 +239,7 @@ impl Trace {
     /// that order, replacing any it had). An error for an `after_ns` of 0.
     pub fn with_after_rows(mut self, after: Vec<AfterRow>) -> Result<Trace, TraceError> {
         if after.iter().any(|a| a.after_ns == 0) {
-            return Err(TraceError::Options(
-                "an after row needs the length of the wait it followed (after_ns ≥ 1)".into(),
-            ));
+            return Err(TraceError::AfterRow);
         }
         self.set_after(after);
         Ok(self)
