@@ -19,9 +19,14 @@ pub fn record(scale: f64) -> Option<Recorded> {
         total_ns: (12e9 * scale).max(3e9) as u64,
         ..RecordOptions::default()
     };
+    let after_s = opts.after_lengths_ns.len() as f64
+        * f64::from(opts.after_waits)
+        * opts.after_long_ns as f64
+        / 1e9;
     println!(
-        "recording a wake-up trace of this machine for the oracle ({:.0} s)...",
-        opts.total_ns as f64 / 1e9
+        "recording a wake-up trace of this machine for the oracle ({:.0} s, then {:.1} s of short waits right after long ones)...",
+        opts.total_ns as f64 / 1e9,
+        after_s
     );
     let trace = match trace::record(&opts, |_| {}) {
         Ok(t) => t,
