@@ -666,6 +666,51 @@ fn hand_trace() -> Trace {
 }
 
 #[test]
+fn a_replayed_short_wait_right_after_a_long_one_takes_an_after_row() {
+    // 10 µs waits wake 1 µs late in their block, 40 or 50 µs late after a
+    // 100 µs wait (after rows that followed 100 µs: "long" from 50 µs on).
+    let t = hand_trace()
+        .with_after_rows(vec![
+            AfterRow {
+                row: row(10_000, 40_000, 500),
+                after_ns: 100_000,
+            },
+            AfterRow {
+                row: row(10_000, 50_000, 600),
+                after_ns: 100_000,
+            },
+        ])
+        .unwrap();
+    let p = TracePlatform::new(t, 0);
+    let wait = |len| {
+        let t0 = p.now_ns();
+        p.os_wait_until(t0 + len);
+        p.now_ns() - t0 - len
+    };
+    // 10 µs in a row: the block's rows; after the 100 µs one: the after
+    // rows, each in turn, with a cursor of their own.
+    assert_eq!(wait(10_000), 1_000);
+    assert_eq!(wait(100_000), 7_000);
+    assert_eq!(wait(10_000), 40_000);
+    assert_eq!(wait(10_000), 0);
+    assert_eq!(wait(100_000), 7_000);
+    assert_eq!(wait(10_000), 50_000);
+    assert_eq!(wait(100_000), 7_000);
+    assert_eq!(wait(10_000), 40_000);
+    assert_eq!(wait(10_000), 3_000);
+    assert_eq!(
+        p.thread_cpu_ns(),
+        100 + 50 + 500 + 200 + 50 + 600 + 50 + 500 + 300
+    );
+    // Without after rows, the same waits replay the blocks only.
+    let p = TracePlatform::new(hand_trace(), 0);
+    p.os_wait_until(100_000);
+    let t0 = p.now_ns();
+    p.os_wait_until(t0 + 10_000);
+    assert_eq!(p.now_ns() - t0 - 10_000, 1_000);
+}
+
+#[test]
 fn replay_cycles_each_lengths_rows_in_file_order() {
     let p = TracePlatform::new(hand_trace(), 1_000_000);
     let mut woke = Vec::new();

@@ -18,10 +18,11 @@
 //! A missing, repeated or unknown column is an error (a file with other
 //! columns is some other format, not a trace with extras to ignore). Rows
 //! with a non-zero `after_ns` are kept apart ([`Trace::after_rows`]): every
-//! use of a length's waits ([`Trace::rows`], the summary, replays, the
-//! oracle's one-wait plans and first waits) reads the blocks' rows; the
-//! oracle's second waits after a long first wait read the others
-//! ([`Oracle`]), a profile keeps them after the blocks' rows of their
+//! use of a length's waits ([`Trace::rows`], the summary, the oracle's
+//! one-wait plans and first waits, a replay's waits) reads the blocks' rows;
+//! the oracle's second waits after a long first wait and a replay's waits
+//! right after a long one read the others ([`Oracle`], [`TracePlatform`]),
+//! a profile keeps them after the blocks' rows of their
 //! bucket ([`Profile::from_trace`](crate::profile::Profile::from_trace)), and
 //! [`Trace::after_summary`] summarises them. A file needs at least one block
 //! row. Blank lines are

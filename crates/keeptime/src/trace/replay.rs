@@ -17,7 +17,12 @@ use std::time::Instant;
 /// `t ≤ now`) and wakes at `max(now, t)` + the next overshoot of the recorded
 /// length nearest to L: each recorded length has a cursor that walks its rows
 /// in file order and starts over after the last; a negative recorded
-/// overshoot counts as 0. The row's thread CPU is added to the simulated
+/// overshoot counts as 0. An OS wait right after one of at least half the
+/// length the trace's [after rows](Trace::after_rows) followed (a two-wait
+/// plan's second wait after a long first one) takes the next after row of its
+/// nearest recorded length instead, where that length has any, with a cursor
+/// of its own: so a replay meets the later wake-ups the oracle prices such
+/// waits with ([`Oracle`](super::Oracle)). The row's thread CPU is added to the simulated
 /// thread-CPU counter. A spin iteration ([`relax`](Platform::relax)) advances
 /// the clock and the CPU counter by the spin step (default 100 ns), a yield
 /// by the yield step (default 1 µs). Spin slots are free unless
@@ -50,17 +55,27 @@ impl TracePlatform {
         let sim = SimPlatform::new(start_ns);
         let replayed = Rc::clone(&trace);
         let parts = u128::from(parts.max(1));
-        let mut cursors: Vec<usize> = trace
-            .groups
-            .iter()
-            .map(|g| {
-                let n = g.waits.len() as u128;
-                // n ≤ usize::MAX and the remainder is below n.
-                ((n * u128::from(part) / parts) % n.max(1)) as usize
-            })
+        let start = |n: usize| {
+            let n = n as u128;
+            // n ≤ usize::MAX and the remainder is below n.
+            ((n * u128::from(part) / parts) % n.max(1)) as usize
+        };
+        let mut cursors: Vec<usize> = trace.groups.iter().map(|g| start(g.waits.len())).collect();
+        let mut after_cursors: Vec<usize> = (0..trace.groups.len())
+            .map(|k| start(trace.after_waits(k).len()))
             .collect();
+        let after_first = trace.after_rows().iter().map(|a| a.after_ns / 2).min();
+        let mut previous = 0u64;
         sim.set_wake_source(move |len| {
             let k = replayed.nearest_index(len);
+            let after = replayed.after_waits(k);
+            let follows_long = after_first.is_some_and(|a| previous >= a);
+            previous = len;
+            if follows_long && !after.is_empty() {
+                let row = after[after_cursors[k]];
+                after_cursors[k] = (after_cursors[k] + 1) % after.len();
+                return row;
+            }
             let waits = &replayed.groups[k].waits;
             let row = waits[cursors[k]];
             cursors[k] = (cursors[k] + 1) % waits.len();
