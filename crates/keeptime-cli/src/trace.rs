@@ -86,8 +86,9 @@ pub struct TraceArgs {
     /// which on some hosts wakes later than in a row of short ones. The
     /// oracle prices the second waits of plans whose first wait is 5.12 ms
     /// or longer with them, and a profile keeps them in its short buckets
-    /// [default: 70; 0 records none].
-    #[arg(long, value_name = "N", conflicts_with = "oracle")]
+    /// [default: 70; 0 records none; at most 10000, about 7 minutes].
+    #[arg(long, value_name = "N", value_parser = parse_after_waits,
+          allow_hyphen_values = true, conflicts_with = "oracle")]
     pub after_waits: Option<u32>,
 
     /// Passes over all lengths, each in a shuffled order [default: 3].
@@ -377,6 +378,18 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
         Err(format!(
             "recording time {q} is out of range: 0.001 to 3600 seconds"
         ))
+    }
+}
+
+/// `--after-waits`: 0 to 10 000 (each of the four lengths waits 10.24 ms
+/// first: 10 000 of each take about 7 minutes).
+pub fn parse_after_waits(s: &str) -> Result<u32, String> {
+    let q = crate::duration::quoted(s);
+    match s.trim().parse::<u32>() {
+        Ok(n) if n <= 10_000 => Ok(n),
+        _ => Err(format!(
+            "after-waits {q}: expected a whole number from 0 to 10000, e.g. 70"
+        )),
     }
 }
 

@@ -193,6 +193,12 @@ fn bad_flags_are_one_line_and_exit_2() {
         ("--seconds", "-1", "'-1'"),
         ("--lengths", "5us,-1ms", "'-1ms'"),
         ("--rounds", "0", "rounds '0'"),
+        ("--after-waits", "-1", "after-waits '-1'"),
+        (
+            "--after-waits",
+            "10001",
+            "after-waits '10001': expected a whole number from 0 to 10000",
+        ),
     ] {
         fails_with_one_line(
             keeptime().args(["trace", flag, value, "-o"]).arg(&out),
