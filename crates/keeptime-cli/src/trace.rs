@@ -191,6 +191,13 @@ pub fn run(args: TraceArgs) -> Result<()> {
             keeptime::PROFILE_ENV,
             std::fs::canonicalize(p).as_deref().unwrap_or(p).display()
         );
+        if trace.after_rows().is_empty() {
+            eprintln!(
+                "note: the trace holds no short waits recorded right after a long one (--after-waits); \
+                 on a host where those wake later than short waits in a row (host kind D), two-wait \
+                 plans from this profile can end late more often than their target"
+            );
+        }
     }
     let durations = if args.durations.is_empty() {
         DEFAULT_DURATIONS_NS.to_vec()

@@ -259,6 +259,17 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
         std::fs::canonicalize(&from_trace).unwrap().display()
     );
     assert!(stderr.contains(&hint), "{stderr}");
+    // The shared trace has blocks only: said so, on one line of its own.
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with(
+                "note: the trace holds no short waits recorded right after a long one"
+            ))
+            .count(),
+        1,
+        "{stderr}"
+    );
     let p = Profile::load(&from_trace).unwrap();
     let trace = Trace::load(shared("amd-epyc-kvm-haltpoll.csv.gz")).unwrap();
     let mut per_bucket = [0usize; keeptime::estimate::BUCKETS];
@@ -272,7 +283,7 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
     assert_eq!(p, Profile::from_trace(&trace, p.machine().clone()));
     // From a recording made for it (no trace file kept).
     let recorded = dir.path().join("rec.profile");
-    keeptime()
+    let out = keeptime()
         .args([
             "trace",
             "-q",
@@ -296,7 +307,12 @@ fn a_profile_from_a_trace_or_a_recording_loads_on_this_machine() {
         ])
         .arg(&recorded)
         .assert()
-        .success();
+        .success()
+        .get_output()
+        .clone();
+    // A recording with them: no note.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("note:"), "{stderr}");
     let p = Profile::load(&recorded).unwrap();
     let n = p.samples();
     // The blocks (20 and 300 µs), and three each of 40, 80, 160 and 320 µs
