@@ -40,6 +40,11 @@ import "math/bits"
 //     down within window OS waits of that length.
 //   - The thread-CPU cost of an OS wait is sampled around every 8th OS wait
 //     and kept per bucket as an integer moving average (weight 1/4).
+//   - A bucket loaded from a profile notes its own margin at
+//     staleSharePpm (1 %) as its reference; once at least staleMin of the
+//     sleeper's own wake-ups of it landed above, and more than one in
+//     staleDiv of its own observations since loading, it drops the
+//     profile's samples and keeps its own.
 //   - A bucket with no live sample borrows from the nearest shorter bucket
 //     that has one, then the nearest longer one, then falls back to
 //     defaultMarginNs. A bucket unused for horizon sleeps is forgotten.
@@ -74,6 +79,17 @@ const (
 	// wait's wake-up depends on its length (a deeper idle state, the host's
 	// scheduler), so a young long bucket is answered by its own samples alone.
 	poolMaxBucket = 5
+	// staleSharePpm: a bucket loaded from a profile notes its own margin at
+	// this share as its reference (spec/estimator.md, "Loading", a stale
+	// bucket).
+	staleSharePpm = 10_000
+	// staleMin: a loaded bucket is stale once at least this many of its own
+	// wake-ups landed above its reference margin ...
+	staleMin = 4
+	// staleDiv: ... and they are more than one in this many of its own
+	// observations since loading: it then drops the profile's samples and
+	// keeps its own.
+	staleDiv = 25
 )
 
 // bucketOf is the bucket of an OS wait of waitNs nanoseconds: 0 below
@@ -182,6 +198,58 @@ type histogram struct {
 	lastSeq uint64
 	cost    uint64
 	hasCost bool
+	// loaded is how many of the remembered samples a profile loaded (the
+	// oldest; 0..len).
+	loaded int
+	// refBin is the bin of the bucket's own margin at staleSharePpm when
+	// loaded.
+	refBin int
+	// own counts its own observations since loading, while loaded > 0
+	// (own = len − loaded: the own samples are the newest).
+	own uint64
+	// over counts those of them in a bin above refBin.
+	over uint64
+}
+
+// clear forgets every sample (not the cost).
+func (h *histogram) clear() {
+	h.cum = [bins]uint16{}
+	h.cumLo = [bins]uint64{}
+	h.len = 0
+	h.next = 0
+	h.loaded = 0
+}
+
+// push appends a sample of bin i, the oldest leaving a full window (a
+// loaded one while any is left: they are the oldest).
+func (h *histogram) push(i int) {
+	if h.len == window {
+		h.remove(int(h.ring[h.next]))
+		if h.loaded > 0 {
+			h.loaded--
+		}
+	} else {
+		h.len++
+	}
+	h.ring[h.next] = uint8(i)
+	h.add(i)
+	h.next = (h.next + 1) % window
+}
+
+// keepOwn drops the samples a profile loaded and keeps the own ones, the
+// newest h.own, in order (spec/estimator.md, "observe": a stale bucket).
+// Rare: at most once per bucket per profile loaded.
+func (h *histogram) keepOwn() {
+	var keep [window]uint8
+	n := int(h.own) // own = len − loaded < window
+	start := (h.next + window - n) % window
+	for k := range n {
+		keep[k] = h.ring[(start+k)%window]
+	}
+	h.clear()
+	for _, j := range keep[:n] {
+		h.push(int(j))
+	}
 }
 
 // add counts one sample of bin i in the prefix sums.
@@ -279,21 +347,39 @@ func (e *estimator) observe(waitNs, overshootNs uint64) {
 	b := bucketOf(waitNs)
 	h := &e.buckets[b]
 	if !e.isLive(b) {
-		h.cum = [bins]uint16{}
-		h.cumLo = [bins]uint64{}
-		h.len = 0
-		h.next = 0
+		h.clear() // forgotten: start afresh
 	}
 	i := binOf(min(overshootNs, maxSampleNs))
-	if h.len == window {
-		h.remove(int(h.ring[h.next]))
-	} else {
-		h.len++
-	}
-	h.ring[h.next] = uint8(i)
-	h.add(i)
-	h.next = (h.next + 1) % window
+	h.push(i)
 	h.lastSeq = e.seq
+	if h.loaded > 0 {
+		// A profile's samples are still here: is the profile stale?
+		h.own++
+		if i > h.refBin {
+			h.over++
+		}
+		if h.over >= staleMin && satMul(h.over, staleDiv) > h.own {
+			h.keepOwn()
+		}
+	}
+}
+
+// markLoaded marks every remembered sample as loaded from a profile, right
+// after the profile's samples were observed (spec/estimator.md, "Loading"):
+// each bucket notes its own margin at staleSharePpm, quantile({b}, share)
+// over its samples alone (not its view), as its reference, and drops the
+// loaded samples if its own wake-ups prove them stale (staleMin, staleDiv).
+func (e *estimator) markLoaded() {
+	for b := range e.buckets {
+		h := &e.buckets[b]
+		if h.len == 0 {
+			continue
+		}
+		v := e.viewOf(b, true)
+		h.refBin = binOf(e.quantile(&v, staleSharePpm))
+		h.loaded = h.len
+		h.own, h.over = 0, 0
+	}
 }
 
 // observeCost records that an OS wait of waitNs cost the thread cpuNs of

@@ -281,7 +281,8 @@ func (p *Profile) Samples() [buckets]int {
 
 // estimator is a fresh estimator with the profile loaded (spec/estimator.md,
 // "Loading"): each section's samples observed, then each cost, with no
-// sleep begun.
+// sleep begun; then every remembered sample is marked loaded, each bucket
+// noting its own margin at staleSharePpm (a stale bucket keeps its own).
 func (p *Profile) estimator() *estimator {
 	e := new(estimator)
 	for _, s := range p.sections {
@@ -292,6 +293,7 @@ func (p *Profile) estimator() *estimator {
 	for _, c := range p.costs {
 		e.observeCost(c[0], c[1])
 	}
+	e.markLoaded()
 	return e
 }
 

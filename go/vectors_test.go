@@ -57,10 +57,15 @@ type estimatorVectors struct {
 		SplitsNs        []uint64 `json:"SPLITS_NS"`
 		// The exploration constants; pointers, so that a vector file
 		// without them fails instead of reading zeros.
-		ExploreEvery       *uint64  `json:"EXPLORE_EVERY"`
-		ExploreYoungSleeps *uint64  `json:"EXPLORE_YOUNG_SLEEPS"`
-		ExploreCostDiv     *uint64  `json:"EXPLORE_COST_DIV"`
-		CheckSharesPpm     []uint64 `json:"check_shares_ppm"`
+		ExploreEvery       *uint64 `json:"EXPLORE_EVERY"`
+		ExploreYoungSleeps *uint64 `json:"EXPLORE_YOUNG_SLEEPS"`
+		ExploreCostDiv     *uint64 `json:"EXPLORE_COST_DIV"`
+		// The stale-profile constants (spec/estimator.md, "Loading"), as
+		// pointers for the same reason.
+		StaleSharePpm  *uint64  `json:"STALE_SHARE_PPM"`
+		StaleMin       *uint64  `json:"STALE_MIN"`
+		StaleDiv       *uint64  `json:"STALE_DIV"`
+		CheckSharesPpm []uint64 `json:"check_shares_ppm"`
 	} `json:"constants"`
 	Cases []struct {
 		Name  string          `json:"name"`
@@ -119,6 +124,12 @@ func TestEstimatorVectors(t *testing.T) {
 	}
 	if got, want := [3]uint64{*k.ExploreEvery, *k.ExploreYoungSleeps, *k.ExploreCostDiv}, [3]uint64{exploreEvery, exploreYoungSleeps, exploreCostDiv}; got != want {
 		t.Fatalf("constants: vectors EXPLORE_EVERY, EXPLORE_YOUNG_SLEEPS, EXPLORE_COST_DIV %v, Go %v", got, want)
+	}
+	if k.StaleSharePpm == nil || k.StaleMin == nil || k.StaleDiv == nil {
+		t.Fatal("constants: STALE_SHARE_PPM, STALE_MIN and STALE_DIV are required")
+	}
+	if got, want := [3]uint64{*k.StaleSharePpm, *k.StaleMin, *k.StaleDiv}, [3]uint64{staleSharePpm, staleMin, staleDiv}; got != want {
+		t.Fatalf("constants: vectors STALE_SHARE_PPM, STALE_MIN, STALE_DIV %v, Go %v", got, want)
 	}
 	shares := k.CheckSharesPpm
 	if len(shares) == 0 {

@@ -65,6 +65,18 @@ pub const PPM: u64 = 1_000_000;
 /// its length (a deeper idle state, the host's scheduler), so a young long
 /// bucket is answered by its own samples alone.
 pub const POOL_MAX_BUCKET: usize = 5;
+
+/// A bucket loaded from a profile notes its own margin at this share (ppm)
+/// as its reference (`spec/estimator.md`, *Loading*, a stale bucket).
+pub const STALE_SHARE_PPM: u64 = 10_000;
+
+/// A loaded bucket is stale once at least this many of its own wake-ups
+/// landed above its reference margin ...
+pub const STALE_MIN: u64 = 4;
+
+/// ... and they are more than one in this many of its own observations
+/// since loading: it then drops the profile's samples and keeps its own.
+pub const STALE_DIV: u64 = 25;
 /// log2 of the upper bound of bucket 0 (16 384 ns).
 const BUCKET_SHIFT: u32 = 14;
 
@@ -143,6 +155,14 @@ struct Bucket {
     next: usize,
     last_seq: u64,
     cost: Option<u64>,
+    /// Of the remembered samples, how many a profile loaded (the oldest).
+    loaded: usize,
+    /// The bin of the bucket's own margin at [`STALE_SHARE_PPM`] when loaded.
+    ref_bin: usize,
+    /// Own observations since loading, while `loaded > 0`.
+    own: u64,
+    /// Of those, how many fell in a bin above `ref_bin`.
+    over: u64,
 }
 
 impl Bucket {
@@ -154,7 +174,34 @@ impl Bucket {
         next: 0,
         last_seq: 0,
         cost: None,
+        loaded: 0,
+        ref_bin: 0,
+        own: 0,
+        over: 0,
     };
+
+    /// Forgets every sample (not the cost).
+    fn clear(&mut self) {
+        self.cum = [0; BINS];
+        self.cum_lo = [0; BINS];
+        self.len = 0;
+        self.next = 0;
+        self.loaded = 0;
+    }
+
+    /// Appends a sample of `bin`, the oldest leaving a full window.
+    fn push(&mut self, bin: usize) {
+        if self.len == WINDOW {
+            let old = self.ring[self.next] as usize;
+            self.remove(old);
+            self.loaded = self.loaded.saturating_sub(1);
+        } else {
+            self.len += 1;
+        }
+        self.ring[self.next] = bin as u8;
+        self.add(bin);
+        self.next = (self.next + 1) % WINDOW;
+    }
 
     fn add(&mut self, bin: usize) {
         let lo = bin_lo(bin);
@@ -275,25 +322,53 @@ impl MarginEstimator {
     pub fn observe(&mut self, wait_ns: u64, overshoot_ns: u64) {
         let b = bucket_of(wait_ns);
         if !self.is_live(b) {
-            let k = &mut self.buckets[b];
-            k.cum = [0; BINS];
-            k.cum_lo = [0; BINS];
-            k.len = 0;
-            k.next = 0;
+            self.buckets[b].clear();
         }
         let seq = self.seq;
         let k = &mut self.buckets[b];
         let bin = bin_of(overshoot_ns.min(MAX_SAMPLE_NS));
-        if k.len == WINDOW {
-            let old = k.ring[k.next] as usize;
-            k.remove(old);
-        } else {
-            k.len += 1;
-        }
-        k.ring[k.next] = bin as u8;
-        k.add(bin);
-        k.next = (k.next + 1) % WINDOW;
+        k.push(bin);
         k.last_seq = seq;
+        if k.loaded > 0 {
+            // A profile's samples are still here: is the profile stale?
+            k.own += 1;
+            if bin > k.ref_bin {
+                k.over += 1;
+            }
+            if k.over >= STALE_MIN && k.over.saturating_mul(STALE_DIV) > k.own {
+                // Keep only the own samples, the newest `own`, in order.
+                let own = k.own as usize;
+                let start = (k.next + WINDOW - own) % WINDOW;
+                let keep: Vec<usize> = (0..own)
+                    .map(|i| k.ring[(start + i) % WINDOW] as usize)
+                    .collect();
+                k.clear();
+                for j in keep {
+                    k.push(j);
+                }
+            }
+        }
+    }
+
+    /// Marks every remembered sample as loaded from a profile, right after
+    /// the profile's samples were observed (`spec/estimator.md`, *Loading*):
+    /// each bucket notes its own margin at [`STALE_SHARE_PPM`] as its
+    /// reference, and drops the loaded samples if its own wake-ups prove
+    /// them stale ([`STALE_MIN`], [`STALE_DIV`]).
+    pub(crate) fn mark_loaded(&mut self) {
+        for b in 0..BUCKETS {
+            let n = self.buckets[b].len;
+            if n == 0 {
+                continue;
+            }
+            let v = View::one(b, n as u64, true);
+            let ref_bin = bin_of(self.quantile(&v, STALE_SHARE_PPM));
+            let k = &mut self.buckets[b];
+            k.loaded = n;
+            k.ref_bin = ref_bin;
+            k.own = 0;
+            k.over = 0;
+        }
     }
 
     /// Records that an OS wait of `wait_ns` cost the thread `cpu_ns` of CPU time.

@@ -83,11 +83,14 @@ fn child() {
             for _ in 0..20 {
                 keeptime::sleep(Duration::from_millis(1));
             }
-            // After, what it learned on top: more samples, a profile of this
-            // machine that loads back; taking it changes nothing.
+            // After, what it learned: a profile of this machine that loads
+            // back; taking it changes nothing. (A bucket whose own wake-ups
+            // proved the profile stale, here one of a simulated host that
+            // woke 7 µs late, holds only its own: spec/estimator.md, a stale
+            // bucket; so the count may fall.)
             let after = keeptime::thread_profile();
-            let total = |p: &Profile| p.samples().iter().sum::<usize>();
-            assert!(total(&after) > total(&good), "{:?}", after.samples());
+            assert_ne!(after.to_text(), before.to_text());
+            assert!(after.samples().iter().sum::<usize>() > 0);
             let text = after.to_text();
             Profile::parse(&text)
                 .unwrap()

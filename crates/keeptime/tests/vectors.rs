@@ -546,7 +546,9 @@ fn estimator_vectors() {
                        "MAX_SAMPLE_NS": estimate::MAX_SAMPLE_NS, "MIN_OS_WAIT_NS": keeptime::MIN_OS_WAIT_NS,
                        "SPLITS_NS": keeptime::SPLITS_NS, "EXPLORE_EVERY": keeptime::EXPLORE_EVERY,
                        "EXPLORE_YOUNG_SLEEPS": keeptime::EXPLORE_YOUNG_SLEEPS,
-                       "EXPLORE_COST_DIV": keeptime::EXPLORE_COST_DIV, "check_shares_ppm": SHARES },
+                       "EXPLORE_COST_DIV": keeptime::EXPLORE_COST_DIV,
+                       "STALE_SHARE_PPM": estimate::STALE_SHARE_PPM, "STALE_MIN": estimate::STALE_MIN,
+                       "STALE_DIV": estimate::STALE_DIV, "check_shares_ppm": SHARES },
         "cases": estimator_scenarios(),
     });
     check_or_write("estimator.json", generated);
@@ -1358,6 +1360,43 @@ fn profile_scenarios() -> Vec<Value> {
     let mut ops = vec![Check];
     ops.extend(plans_at(&typical, &[10_000, 5_000]));
     cases.push(profile_case("young_windows", text_young, false, &ops));
+    // A stale profile (spec/estimator.md, Loading, a stale bucket): each
+    // bucket notes its own 1 % margin when loaded; once its own wake-ups land
+    // above it at least 4 times and in more than 1 of 25, it keeps only its own.
+    let text_stale = profile_text(
+        &[],
+        &[
+            (4, 200 * us, spread(300, 4_000, 1_000, 0, 0)),
+            (6, 900 * us, spread(300, 20_000, 5_000, 0, 0)),
+        ],
+        &[(200 * us, 3_000)],
+    );
+    let ops = vec![
+        Check,
+        Begin,
+        // Bucket 6: 100 within its margin, then 4 above: 4 of 104, kept.
+        ObserveEach(900 * us, vec![21_000; 100]),
+        ObserveEach(900 * us, vec![90_000; 4]),
+        Check,
+        // Bucket 4: one within, three above: 3, kept; the fourth: dropped,
+        // its 5 own wake-ups left.
+        ObserveEach(200 * us, vec![4_000, 60_000, 60_000, 60_000]),
+        Check,
+        Observe(200 * us, 60_000),
+        Check,
+        PlanExact(ms, 10_000, 0),
+        // Bucket 6's fifth above: 5 of 105 is more than 1 in 25: its own 105.
+        Observe(900 * us, 90_000),
+        Check,
+        PlanExact(ms, 10_000, 0),
+        PlanExact(2_500 * us, 10_000, 0),
+    ];
+    cases.push(profile_case(
+        "a_stale_bucket_keeps_its_own",
+        text_stale,
+        false,
+        &ops,
+    ));
     // Nothing learned: the estimator of a fresh sleeper.
     let empty = profile_text(&[], &[], &[]);
     cases.push(profile_case(

@@ -117,15 +117,15 @@ namespace Dev.KeepTime.Tests
                 Assert.AreEqual("", run.Stderr, "nothing said of a good file");
                 // Before its first sleep, the thread's sleeper is the file's profile as it starts.
                 Assert.AreEqual(file, run.Before, "the thread's profile before its first sleep");
-                // After: the file's samples, oldest first, then what it learned on top
-                // (none if the file's margins made every sleep a spin).
+                // After: every bucket of the file is still there, with the file's
+                // samples and what it learned on top, or, if its own wake-ups proved
+                // them stale, its own (spec/estimator.md, a stale bucket).
                 var after = Sections(run.After);
                 foreach (var s in fileSections)
                 {
                     var same = after.FirstOrDefault(a => a.Item1 == s.Item1);
                     Assert.IsNotNull(same, "bucket " + s.Item1 + " is still there: " + run.After);
-                    CollectionAssert.AreEqual(s.Item2, same.Item2.Take(s.Item2.Length).ToArray(),
-                        "bucket " + s.Item1 + " starts with the file's samples");
+                    Assert.That(same.Item2.Length, Is.GreaterThan(0), "bucket " + s.Item1 + " has samples");
                 }
                 // A profile of this machine.
                 string path = Path.GetTempFileName();

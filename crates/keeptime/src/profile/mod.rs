@@ -213,6 +213,7 @@ impl Profile {
         for &(w, c) in &self.costs {
             e.observe_cost(w, c);
         }
+        e.mark_loaded();
         e
     }
 

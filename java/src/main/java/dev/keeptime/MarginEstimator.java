@@ -43,6 +43,11 @@ import java.util.Arrays;
  *   <li><b>a lasting shift</b> up is followed once {@code max(k, 1)} new
  *       samples lie above the old margin (10 at 1 % with a full window, 1 at
  *       0.1 %); a shift down within {@value #WINDOW} OS waits of that length;</li>
+ *   <li><b>a stale profile</b>: a bucket loaded from a {@link Profile} notes
+ *       its own margin at {@value #STALE_SHARE_PPM} ppm; once at least
+ *       {@value #STALE_MIN} of its own wake-ups since loading landed above it,
+ *       and more than one in {@value #STALE_DIV}, it drops the profile's
+ *       samples and keeps its own;</li>
  *   <li>the thread-CPU cost of an OS wait ({@link #observeCost}) is sampled on
  *       every {@value #COST_SAMPLE_EVERY}th OS wait and kept per bucket as an
  *       integer moving average of weight 1/4;</li>
@@ -89,6 +94,19 @@ public final class MarginEstimator {
      * bucket is answered by its own samples alone.
      */
     public static final int POOL_MAX_BUCKET = 5;
+    /**
+     * A bucket loaded from a profile notes its own margin at this share (ppm)
+     * as its reference ({@code spec/estimator.md}, <em>Loading</em>, a stale
+     * bucket).
+     */
+    public static final long STALE_SHARE_PPM = 10_000;
+    /** A loaded bucket is stale once at least this many of its own wake-ups landed above its reference margin ... */
+    public static final long STALE_MIN = 4;
+    /**
+     * ... and they are more than one in this many of its own observations
+     * since loading: it then drops the profile's samples and keeps its own.
+     */
+    public static final long STALE_DIV = 25;
     private static final int BUCKET_SHIFT = 14;
     private static final long NO_COST = -1; // costs are at most MAX_SAMPLE_NS
 
@@ -102,6 +120,14 @@ public final class MarginEstimator {
     private final int[] next = new int[BUCKETS];
     private final long[] lastSeq = new long[BUCKETS];
     private final long[] cost = new long[BUCKETS];
+    /** Of bucket {@code b}'s remembered samples, how many a profile loaded (the oldest). */
+    private final int[] loaded = new int[BUCKETS];
+    /** The bin of bucket {@code b}'s own margin at {@link #STALE_SHARE_PPM} when loaded. */
+    private final int[] refBin = new int[BUCKETS];
+    /** Bucket {@code b}'s own observations since loading, while {@code loaded[b] > 0}. */
+    private final long[] own = new long[BUCKETS];
+    /** Of those, how many fell in a bin above {@code refBin[b]}. */
+    private final long[] over = new long[BUCKETS];
 
     /** An estimator that has observed nothing. */
     public MarginEstimator() {
@@ -212,22 +238,79 @@ public final class MarginEstimator {
     public void observe(long waitNs, long overshootNs) {
         int b = bucketOf(waitNs);
         if (!isLive(b)) {
-            Arrays.fill(cum[b], 0);
-            Arrays.fill(cumLo[b], 0);
-            len[b] = 0;
-            next[b] = 0;
+            clear(b);
         }
         int bin = binOf(U64.min(overshootNs, MAX_SAMPLE_NS));
+        push(b, bin);
+        lastSeq[b] = seq;
+        if (loaded[b] > 0) {
+            // A profile's samples are still here: is the profile stale
+            // (spec/estimator.md, Loading, a stale bucket)?
+            own[b]++;
+            if (bin > refBin[b]) {
+                over[b]++;
+            }
+            if (over[b] >= STALE_MIN && over[b] * STALE_DIV > own[b]) {
+                // Keep only the own samples, the newest own[b], in order
+                // (while loaded[b] > 0, own[b] = len[b] - loaded[b] < WINDOW).
+                int keepN = (int) own[b];
+                int start = (next[b] + WINDOW - keepN) % WINDOW;
+                int[] keep = new int[keepN];
+                for (int i = 0; i < keepN; i++) {
+                    keep[i] = ring[b][(start + i) % WINDOW] & 0xFF;
+                }
+                clear(b);
+                for (int j : keep) {
+                    push(b, j);
+                }
+            }
+        }
+    }
+
+    /** Forgets every sample of bucket {@code b} (not its cost). */
+    private void clear(int b) {
+        Arrays.fill(cum[b], 0);
+        Arrays.fill(cumLo[b], 0);
+        len[b] = 0;
+        next[b] = 0;
+        loaded[b] = 0;
+    }
+
+    /** Appends a sample in {@code bin} to bucket {@code b}, the oldest (a loaded one first) leaving a full window. */
+    private void push(int b, int bin) {
         int n = next[b];
         if (len[b] == WINDOW) {
             addToPrefix(b, ring[b][n] & 0xFF, -1);
+            if (loaded[b] > 0) {
+                loaded[b]--;
+            }
         } else {
             len[b]++;
         }
         ring[b][n] = (byte) bin;
         addToPrefix(b, bin, 1);
         next[b] = (n + 1) % WINDOW;
-        lastSeq[b] = seq;
+    }
+
+    /**
+     * Marks every remembered sample as loaded from a profile, right after
+     * the profile's samples were observed ({@code spec/estimator.md},
+     * <em>Loading</em>): each bucket notes its own margin at
+     * {@link #STALE_SHARE_PPM} (over its samples alone, not its view) as its
+     * reference, and drops the loaded samples once its own wake-ups prove
+     * them stale ({@link #STALE_MIN}, {@link #STALE_DIV}).
+     */
+    void markLoaded() {
+        for (int b = 0; b < BUCKETS; b++) {
+            int n = len[b];
+            if (n == 0) {
+                continue;
+            }
+            refBin[b] = binOf(quantile(View.one(b, n, true), STALE_SHARE_PPM));
+            loaded[b] = n;
+            own[b] = 0;
+            over[b] = 0;
+        }
     }
 
     /** Adds {@code delta} (±1) samples in {@code bin} to bucket {@code b}'s prefix sums. */

@@ -289,7 +289,10 @@ public final class Profile {
      * A fresh estimator with this profile loaded ({@code spec/estimator.md},
      * <em>Loading</em>): each section's samples through
      * {@link MarginEstimator#observe}, then each cost through
-     * {@link MarginEstimator#observeCost}, with no sleep begun.
+     * {@link MarginEstimator#observeCost}, with no sleep begun; then every
+     * bucket with samples is marked loaded, its own margin at
+     * {@value MarginEstimator#STALE_SHARE_PPM} ppm noted, so that it drops the
+     * profile's samples once its own wake-ups prove them stale.
      *
      * @return a new estimator that answers as one that observed the profile's wake-ups
      */
@@ -303,6 +306,7 @@ public final class Profile {
         for (long[] c : costs) {
             e.observeCost(c[0], c[1]);
         }
+        e.markLoaded();
         return e;
     }
 

@@ -93,6 +93,9 @@ class VectorsTest {
         assertEquals(Sleeper.EXPLORE_EVERY, u64(k.get("EXPLORE_EVERY")));
         assertEquals(Sleeper.EXPLORE_YOUNG_SLEEPS, u64(k.get("EXPLORE_YOUNG_SLEEPS")));
         assertEquals(Sleeper.EXPLORE_COST_DIV, u64(k.get("EXPLORE_COST_DIV")));
+        assertEquals(MarginEstimator.STALE_SHARE_PPM, u64(k.get("STALE_SHARE_PPM")));
+        assertEquals(MarginEstimator.STALE_MIN, u64(k.get("STALE_MIN")));
+        assertEquals(MarginEstimator.STALE_DIV, u64(k.get("STALE_DIV")));
         long[] shares = u64s(k.get("check_shares_ppm"));
         return perCase(root, c -> replayEstimator(c, shares));
     }
