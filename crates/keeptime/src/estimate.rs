@@ -38,6 +38,12 @@
 //!   purpose: an estimator that assumes the worst never dares an OS wait,
 //!   never observes, and spins forever. A bucket unused for [`HORIZON`] sleeps
 //!   is forgotten, so a wait length the planner avoided is tried again.
+//! * A bucket loaded from a profile ([`Profile`](crate::profile::Profile))
+//!   notes its own margin at [`STALE_SHARE_PPM`]; once at least
+//!   [`STALE_MIN`] of the sleeper's own wake-ups of it landed above that, and
+//!   more than one in [`STALE_DIV`] of its own observations since loading,
+//!   the profile is stale there: the bucket drops the loaded samples and
+//!   keeps its own.
 //!
 //! Everything is integer nanoseconds with saturating arithmetic.
 
@@ -77,6 +83,7 @@ pub const STALE_MIN: u64 = 4;
 /// ... and they are more than one in this many of its own observations
 /// since loading: it then drops the profile's samples and keeps its own.
 pub const STALE_DIV: u64 = 25;
+
 /// log2 of the upper bound of bucket 0 (16 384 ns).
 const BUCKET_SHIFT: u32 = 14;
 
