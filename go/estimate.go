@@ -204,10 +204,8 @@ type histogram struct {
 	// refBin is the bin of the bucket's own margin at staleSharePpm when
 	// loaded.
 	refBin int
-	// own counts its own observations since loading, while loaded > 0
-	// (own = len − loaded: the own samples are the newest).
-	own uint64
-	// over counts those of them in a bin above refBin.
+	// over counts the own observations since loading (len − loaded, the
+	// newest) that fell in a bin above refBin, while loaded > 0.
 	over uint64
 }
 
@@ -237,11 +235,11 @@ func (h *histogram) push(i int) {
 }
 
 // keepOwn drops the samples a profile loaded and keeps the own ones, the
-// newest h.own, in order (spec/estimator.md, "observe": a stale bucket).
-// Rare: at most once per bucket per profile loaded.
+// newest len − loaded, in order (spec/estimator.md, "observe": a stale
+// bucket). Rare: at most once per bucket per profile loaded.
 func (h *histogram) keepOwn() {
 	var keep [window]uint8
-	n := int(h.own) // own = len − loaded < window
+	n := h.len - h.loaded // < window while loaded > 0
 	start := (h.next + window - n) % window
 	for k := range n {
 		keep[k] = h.ring[(start+k)%window]
@@ -353,12 +351,13 @@ func (e *estimator) observe(waitNs, overshootNs uint64) {
 	h.push(i)
 	h.lastSeq = e.seq
 	if h.loaded > 0 {
-		// A profile's samples are still here: is the profile stale?
-		h.own++
+		// A profile's samples are still here, the oldest: the other
+		// len − loaded are the own ones. Is the profile stale?
+		own := uint64(h.len - h.loaded)
 		if i > h.refBin {
 			h.over++
 		}
-		if h.over >= staleMin && satMul(h.over, staleDiv) > h.own {
+		if h.over >= staleMin && satMul(h.over, staleDiv) > own {
 			h.keepOwn()
 		}
 	}
@@ -378,7 +377,7 @@ func (e *estimator) markLoaded() {
 		v := e.viewOf(b, true)
 		h.refBin = binOf(e.quantile(&v, staleSharePpm))
 		h.loaded = h.len
-		h.own, h.over = 0, 0
+		h.over = 0
 	}
 }
 

@@ -166,9 +166,8 @@ struct Bucket {
     loaded: usize,
     /// The bin of the bucket's own margin at [`STALE_SHARE_PPM`] when loaded.
     ref_bin: usize,
-    /// Own observations since loading, while `loaded > 0`.
-    own: u64,
-    /// Of those, how many fell in a bin above `ref_bin`.
+    /// Of the own observations since loading (`len − loaded`, the newest),
+    /// how many fell in a bin above `ref_bin`, while `loaded > 0`.
     over: u64,
 }
 
@@ -183,7 +182,6 @@ impl Bucket {
         cost: None,
         loaded: 0,
         ref_bin: 0,
-        own: 0,
         over: 0,
     };
 
@@ -337,14 +335,14 @@ impl MarginEstimator {
         k.push(bin);
         k.last_seq = seq;
         if k.loaded > 0 {
-            // A profile's samples are still here: is the profile stale?
-            k.own += 1;
+            // A profile's samples are still here, the oldest: the other
+            // `len − loaded` are the own ones. Is the profile stale?
+            let own = k.len - k.loaded;
             if bin > k.ref_bin {
                 k.over += 1;
             }
-            if k.over >= STALE_MIN && k.over.saturating_mul(STALE_DIV) > k.own {
+            if k.over >= STALE_MIN && k.over.saturating_mul(STALE_DIV) > own as u64 {
                 // Keep only the own samples, the newest `own`, in order.
-                let own = k.own as usize;
                 let start = (k.next + WINDOW - own) % WINDOW;
                 let keep: Vec<usize> = (0..own)
                     .map(|i| k.ring[(start + i) % WINDOW] as usize)
@@ -373,7 +371,6 @@ impl MarginEstimator {
             let k = &mut self.buckets[b];
             k.loaded = n;
             k.ref_bin = ref_bin;
-            k.own = 0;
             k.over = 0;
         }
     }

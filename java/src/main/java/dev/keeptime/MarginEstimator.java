@@ -124,9 +124,10 @@ public final class MarginEstimator {
     private final int[] loaded = new int[BUCKETS];
     /** The bin of bucket {@code b}'s own margin at {@link #STALE_SHARE_PPM} when loaded. */
     private final int[] refBin = new int[BUCKETS];
-    /** Bucket {@code b}'s own observations since loading, while {@code loaded[b] > 0}. */
-    private final long[] own = new long[BUCKETS];
-    /** Of those, how many fell in a bin above {@code refBin[b]}. */
+    /**
+     * Of bucket {@code b}'s own observations since loading ({@code len[b] - loaded[b]},
+     * the newest), how many fell in a bin above {@code refBin[b]}, while {@code loaded[b] > 0}.
+     */
     private final long[] over = new long[BUCKETS];
 
     /** An estimator that has observed nothing. */
@@ -246,14 +247,14 @@ public final class MarginEstimator {
         if (loaded[b] > 0) {
             // A profile's samples are still here: is the profile stale
             // (spec/estimator.md, Loading, a stale bucket)?
-            own[b]++;
+            // The loaded samples are the oldest: the other len - loaded are the own ones.
+            int own = len[b] - loaded[b];
             if (bin > refBin[b]) {
                 over[b]++;
             }
-            if (over[b] >= STALE_MIN && over[b] * STALE_DIV > own[b]) {
-                // Keep only the own samples, the newest own[b], in order
-                // (while loaded[b] > 0, own[b] = len[b] - loaded[b] < WINDOW).
-                int keepN = (int) own[b];
+            if (over[b] >= STALE_MIN && over[b] * STALE_DIV > own) {
+                // Keep only the own samples, the newest own, in order (own < WINDOW).
+                int keepN = own;
                 int start = (next[b] + WINDOW - keepN) % WINDOW;
                 int[] keep = new int[keepN];
                 for (int i = 0; i < keepN; i++) {
@@ -308,7 +309,6 @@ public final class MarginEstimator {
             }
             refBin[b] = binOf(quantile(View.one(b, n, true), STALE_SHARE_PPM));
             loaded[b] = n;
-            own[b] = 0;
             over[b] = 0;
         }
     }
