@@ -261,12 +261,7 @@ fn record_to(out: Option<&Path>, args: &TraceArgs) -> Result<Trace> {
         after_waits: args.after_waits.unwrap_or(defaults.after_waits),
         ..defaults
     };
-    let after_blocks = if options.after_waits == 0 {
-        0
-    } else {
-        options.after_lengths_ns.len() as u64
-    };
-    let blocks = options.lengths_ns.len() as u64 * u64::from(options.rounds) + after_blocks;
+    let blocks = options.blocks() as u64;
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {

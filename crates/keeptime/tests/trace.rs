@@ -872,6 +872,8 @@ fn a_short_real_recording_keeps_the_format() {
             (a.row.round, a.row.os_wait_ns, a.after_ns),
             (2, 20_000, 100_000)
         );
+        // never early (an invariant, not a timing): the first reading after
+        // an absolute wait is at or past its target
         assert!(a.row.overshoot_ns >= 0, "{a:?}");
     }
     // blocks in each round's order, 2–4 waits each

@@ -138,7 +138,8 @@ pub struct Oracle<'t> {
     /// varies by draw): the (overshoot, cpu) draw u₂ picks.
     second: Vec<(u64, u64)>,
     /// The same among the length's after rows where it has any: for a
-    /// second wait after a first wait of at least `after_first_ns`.
+    /// second wait after a first wait of at least `after_first_ns` (empty
+    /// for a trace without after rows).
     second_after: Vec<(u64, u64)>,
     /// Half the shortest wait the trace's after rows followed (none without
     /// after rows).
@@ -233,17 +234,21 @@ impl<'t> Oracle<'t> {
             [] => g.waits.as_slice(),
             after => after,
         };
-        let second_after = us
-            .iter()
-            .flat_map(|&(_, u2)| {
-                trace
-                    .groups
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, g)| row(after_table(i, g), u2))
-            })
-            .collect();
         let after_first_ns = trace.after_rows().iter().map(|a| a.after_ns / 2).min();
+        // Only a trace with after rows reads it (after_first_ns is some).
+        let second_after = match after_first_ns {
+            None => Vec::new(),
+            Some(_) => us
+                .iter()
+                .flat_map(|&(_, u2)| {
+                    trace
+                        .groups
+                        .iter()
+                        .enumerate()
+                        .map(move |(i, g)| row(after_table(i, g), u2))
+                })
+                .collect(),
+        };
         Ok(Oracle {
             trace,
             first,

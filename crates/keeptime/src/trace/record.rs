@@ -64,6 +64,24 @@ impl Default for RecordOptions {
     }
 }
 
+impl RecordOptions {
+    /// The lengths recorded right after a long wait: `after_lengths_ns`,
+    /// none when `after_waits` is 0.
+    pub fn after_lengths(&self) -> &[u64] {
+        if self.after_waits == 0 {
+            &[]
+        } else {
+            &self.after_lengths_ns
+        }
+    }
+
+    /// The blocks [`record`] reports progress in: one per (round, length),
+    /// then one per length recorded right after a long wait.
+    pub fn blocks(&self) -> usize {
+        self.rounds as usize * self.lengths_ns.len() + self.after_lengths().len()
+    }
+}
+
 /// 40, 80, 160 and 320 µs: recorded lengths in the buckets of two-wait
 /// plans' short waits (32 µs … 524 µs).
 pub fn default_after_lengths_ns() -> Vec<u64> {
@@ -170,11 +188,7 @@ pub fn record(
             o.min_block_waits, o.max_block_waits
         )));
     }
-    let after_lengths: &[u64] = if o.after_waits == 0 {
-        &[]
-    } else {
-        &o.after_lengths_ns
-    };
+    let after_lengths = o.after_lengths();
     if !after_lengths.is_empty() && (o.after_long_ns == 0 || after_lengths.contains(&0)) {
         return Err(TraceError::Options(
             "a length of 0 ns after a long wait, or a long wait of 0 ns (lengths must be positive)"
@@ -183,8 +197,9 @@ pub fn record(
     }
     let _ = crate::sys::set_timer_slack_ns(1);
     let orders = round_orders(&o.lengths_ns, o.rounds, o.seed);
-    let blocks = orders.len() * o.lengths_ns.len() + after_lengths.len();
-    let block_ns = o.total_ns / blocks as u64;
+    let blocks = o.blocks();
+    // `total_ns` is the rounds' time: the waits after a long one come on top.
+    let block_ns = o.total_ns / (orders.len() * o.lengths_ns.len()) as u64;
     let start = crate::sys::monotonic_ns();
     let mut rows = Vec::new();
     let mut done = 0;
