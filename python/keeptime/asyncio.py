@@ -30,7 +30,7 @@ Under load: the waiter serves precisely up to its stated capacity,
 :func:`capacity` deadlines per second on this host (learned from what a
 precise deadline costs the waiter and the loop). Past it, and while the loop
 is behind on the sleeps already woken, a sleep is *coarse*; past twice it
-(counting concurrent sleeps only), all but a trickle of 0.8 % of a CPU are.
+(counting concurrent sleeps only), all but a trickle of 0.2 % of a CPU are.
 A lone sleeper (no other sleep in progress) is always served precisely. A
 coarse sleep awaits the loop's own timer (as ``asyncio.sleep`` does) to its
 deadline and finishes in

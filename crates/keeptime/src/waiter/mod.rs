@@ -136,7 +136,7 @@ pub const SATURATION_SLOTS: u64 = 4;
 /// The share of one CPU (ppm) the precise deadlines of saturated slots may
 /// use ([`Capacity::trickle_per_slot_at`]): enough to keep the cost measured
 /// while a heavy load is served coarse, so that the capacity can recover.
-pub const TRICKLE_SHARE_PPM: u64 = 8_000;
+pub const TRICKLE_SHARE_PPM: u64 = 2_000;
 
 /// The longest finishing spin a caller may configure
 /// ([`PreciseWait::set_finish_spin_ns`]): for event loops whose round trip
