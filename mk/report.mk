@@ -11,7 +11,7 @@
 # drives it and never downloads a browser.
 #
 # report-screenshot: a default bench on this machine (release build, about
-# 45 s), its page, and docs/report.png (the picture in docs/report.md) from it.
+# 55 s), its page, and docs/report.png (the picture in docs/report.md) from it.
 
 REPORT_NODE_DIR := crates/keeptime-cli/tests/browser
 REPORT_TEST_DIR := $(CURDIR)/target/report-test

@@ -77,7 +77,11 @@ impl CrowdPlan {
         Some(CrowdPlan {
             threads: usize::try_from(threads).unwrap_or(usize::MAX),
             duration_ns,
-            warmup: warmup.unwrap_or_else(|| super::plan::default_warmup(duration_ns)),
+            // Every method's threads warm up as long as keeptime's cells do
+            // (it learns; the others lose nothing by the wait).
+            warmup: warmup.unwrap_or_else(|| {
+                super::plan::default_warmup(super::Method::Keeptime, duration_ns)
+            }),
             samples_per_thread: samples,
         })
     }
@@ -398,7 +402,10 @@ mod tests {
         assert_eq!(CrowdPlan::new(0, &[], None, None), None);
         let p = CrowdPlan::new(16, &[], None, None).unwrap();
         assert_eq!((p.threads, p.duration_ns), (16, DEFAULT_CROWD_DURATION_NS));
-        assert_eq!(p.warmup, super::super::plan::default_warmup(1_000_000));
+        assert_eq!(
+            p.warmup,
+            super::super::plan::default_warmup(super::super::Method::Keeptime, 1_000_000)
+        );
         assert_eq!(p.capacity_per_thread(), 2_001);
         let p = CrowdPlan::new(2, &[250_000, 1_000_000], Some(7), Some(1)).unwrap();
         assert_eq!(

@@ -226,6 +226,18 @@ impl Method {
         self.spec().may_return_early
     }
 
+    /// Whether the method learns from its own waits, so that its first
+    /// waits cost more (or land worse) than its later ones: keeptime's exact
+    /// and efficient sleepers (the wake-up model) and the compensated sleep
+    /// (the overshoot it subtracts). Such methods get a longer warm-up
+    /// ([`default_warmup`](super::plan::default_warmup)).
+    pub fn learns(self) -> bool {
+        matches!(
+            self,
+            Method::Keeptime | Method::KeeptimeEfficient | Method::Compensated
+        )
+    }
+
     /// A fresh waiter for one cell or crowd thread.
     pub fn waiter(self, knobs: KeeptimeKnobs) -> Box<dyn Waiter> {
         (self.spec().waiter)(knobs)

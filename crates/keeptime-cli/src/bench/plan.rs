@@ -13,9 +13,9 @@
 
 use super::Method;
 
-/// Default overall time budget: the default run (11 methods × 4 durations)
-/// finishes in well under a minute.
-pub const DEFAULT_BUDGET_NS: u64 = 45_000_000_000;
+/// Default overall time budget, warm-ups included: the default run (11
+/// methods × 4 durations) finishes in about a minute.
+pub const DEFAULT_BUDGET_NS: u64 = 55_000_000_000;
 /// What one sample is assumed to cost beyond its duration when planning: a
 /// default-slack sleep's ~55 µs overshoot plus a margin. Only for planning;
 /// cells stop on the time they actually used.
@@ -24,11 +24,18 @@ pub const PLANNING_OVERHEAD_NS: u64 = 60_000;
 pub const MAX_SAMPLES: u64 = 500_000;
 /// The warm-up takes about this long per cell, within the count limits below.
 pub const WARMUP_TARGET_NS: u64 = 50_000_000;
-/// Fewest warm-up waits per cell by default (keeptime and the compensated
-/// sleep learn from them).
+/// Fewest warm-up waits per cell by default.
 pub const MIN_WARMUP: u64 = 10;
 /// Most warm-up waits per cell by default.
 pub const MAX_WARMUP: u64 = 1_000;
+/// The warm-up of a method that learns ([`Method::learns`]) takes about this
+/// long per cell: a fresh keeptime sleeper plans on the largest wake-ups it
+/// has seen until it has seen a few hundred, and at 1 ms on host kind D it
+/// spent 17 % of a CPU over the 1 000 sleeps after a 50-sleep warm-up,
+/// against 8.6 % after 1 000 (`docs/bench.md`).
+pub const LEARNING_WARMUP_TARGET_NS: u64 = 1_000_000_000;
+/// Most warm-up waits per cell by default for a method that learns.
+pub const MAX_LEARNING_WARMUP: u64 = 3_000;
 /// Longest wait `bench` accepts per sample.
 pub const MAX_DURATION_NS: u64 = crate::parse::MAX_WAIT_NS;
 
@@ -100,10 +107,18 @@ fn planned_cost_ns(d_ns: u64) -> u64 {
     d_ns.saturating_add(PLANNING_OVERHEAD_NS)
 }
 
-/// The default warm-up: about [`WARMUP_TARGET_NS`], within
-/// [`MIN_WARMUP`]..=[`MAX_WARMUP`] waits.
-pub fn default_warmup(d_ns: u64) -> u64 {
-    (WARMUP_TARGET_NS / planned_cost_ns(d_ns)).clamp(MIN_WARMUP, MAX_WARMUP)
+/// The default warm-up of `method` at `d_ns`: about [`WARMUP_TARGET_NS`],
+/// within [`MIN_WARMUP`]..=[`MAX_WARMUP`] waits; for a method that learns
+/// ([`Method::learns`]), about [`LEARNING_WARMUP_TARGET_NS`], within
+/// [`MIN_WARMUP`]..=[`MAX_LEARNING_WARMUP`] waits, so that its cells measure
+/// what it learned rather than its first waits (`make bench-convergence`
+/// measures those).
+pub fn default_warmup(method: Method, d_ns: u64) -> u64 {
+    if method.learns() {
+        (LEARNING_WARMUP_TARGET_NS / planned_cost_ns(d_ns)).clamp(MIN_WARMUP, MAX_LEARNING_WARMUP)
+    } else {
+        (WARMUP_TARGET_NS / planned_cost_ns(d_ns)).clamp(MIN_WARMUP, MAX_WARMUP)
+    }
 }
 
 /// The level `λ` with `Σ max(floor_i, λ) ≈ total` (water filling, rounded
@@ -134,7 +149,7 @@ pub fn plan(config: &BenchConfig) -> Plan {
         .collect();
     let warmups: Vec<u64> = pairs
         .iter()
-        .map(|&(_, d)| config.warmup.unwrap_or_else(|| default_warmup(d)))
+        .map(|&(m, d)| config.warmup.unwrap_or_else(|| default_warmup(m, d)))
         .collect();
 
     let budget = match (config.samples, config.budget_ns) {
@@ -279,6 +294,31 @@ mod tests {
         // Short waits get more samples than the minimum.
         let short = p.cells.iter().find(|c| c.duration_ns == 10_000).unwrap();
         assert!(short.time_limit_ns.unwrap() / planned_cost_ns(10_000) > 2_000);
+    }
+
+    #[test]
+    fn methods_that_learn_warm_up_about_a_second() {
+        // 1 s / (1 ms + the 60 µs planning overhead) = 943 waits.
+        assert_eq!(default_warmup(Method::Keeptime, 1_000_000), 943);
+        assert_eq!(default_warmup(Method::KeeptimeEfficient, 1_000_000), 943);
+        assert_eq!(default_warmup(Method::Compensated, 1_000_000), 943);
+        assert_eq!(default_warmup(Method::Keeptime, 10_000_000), 99);
+        assert_eq!(
+            default_warmup(Method::Keeptime, 10_000),
+            MAX_LEARNING_WARMUP
+        );
+        assert_eq!(default_warmup(Method::Keeptime, 10_000_000_000), MIN_WARMUP);
+        // The others: about 50 ms.
+        assert_eq!(default_warmup(Method::SpinPause, 1_000_000), 47);
+        assert_eq!(default_warmup(Method::KeeptimeSpin, 10_000), 714); // 50 ms / 70 µs
+        assert_eq!(
+            default_warmup(Method::SleepDefaultSlack, 10_000_000),
+            MIN_WARMUP
+        );
+        let p = plan(&config(vec![1_000_000]));
+        for c in &p.cells {
+            assert_eq!(c.warmup, default_warmup(c.method, 1_000_000), "{c:?}");
+        }
     }
 
     #[test]
