@@ -125,6 +125,11 @@ pub fn verdict(results: &[&CellResult]) -> Option<String> {
                 "at 1/{} of its CPU",
                 format::ratio(ss.cpu_percent / ks.cpu_percent)
             )
+        } else if ks.cpu_percent < ss.cpu_percent * 0.95 {
+            format!(
+                "but little CPU saved against the spin ({})",
+                format::percent(ss.cpu_percent)
+            )
         } else {
             format!(
                 "but no CPU saved against the spin ({})",
@@ -263,7 +268,12 @@ mod tests {
         );
         let v = verdict(&[&s, &k]).unwrap();
         assert!(v.contains("12× the pure spin's"), "{v}");
-        assert!(v.contains("no CPU saved"), "{v}");
+        assert!(v.contains("but no CPU saved"), "{v}");
+        // 73 % against the spin's 100 %: some, but less than a third.
+        let k73 = cell("keeptime", 25_000, 73.0);
+        let s100 = cell("spin-pause", 2_000, 100.0);
+        let v = verdict(&[&s100, &k73]).unwrap();
+        assert!(v.contains("but little CPU saved against the spin"), "{v}");
         let o = cell("sleep-default-slack", 20_000, 0.1);
         assert!(verdict(&[&k, &o])
             .unwrap()
