@@ -188,6 +188,8 @@ def verdict(cells: Sequence[Cell]) -> Optional[str]:
             )
         if k["cpu_percent"] > 0 and k["cpu_percent"] * 1.5 <= s["cpu_percent"]:
             cpu = f"at 1/{ratio(s['cpu_percent'] / k['cpu_percent'])} of its CPU"
+        elif k["cpu_percent"] < s["cpu_percent"] * 0.95:
+            cpu = f"but little CPU saved against the spin ({percent(s['cpu_percent'])})"
         else:
             cpu = f"but no CPU saved against the spin ({percent(s['cpu_percent'])})"
         line += f" — {accuracy} {cpu}"

@@ -178,3 +178,17 @@ def test_command_line_tail_target_forms(text, share):
 
     args = parser().parse_args(["bench", "--tail-target", text])
     assert args.tail_target == share
+
+
+def test_verdict_says_how_much_cpu_keeptime_saved_against_the_spin():
+    def cell(method: str, p99_ns: int, cpu: float) -> dict:
+        return {"method": method, "p99_ns": p99_ns, "cpu_percent": cpu, "early": 0}
+
+    spin = cell(_format.SPIN[0], 2_000, 100.0)
+    assert "at 1/2.0 of its CPU" in (_format.verdict([spin, cell("keeptime", 25_000, 50.0)]) or "")
+    assert "but little CPU saved against the spin" in (
+        _format.verdict([spin, cell("keeptime", 25_000, 73.0)]) or ""
+    )
+    assert "but no CPU saved against the spin" in (
+        _format.verdict([spin, cell("keeptime", 25_000, 99.0)]) or ""
+    )
