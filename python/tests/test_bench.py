@@ -192,3 +192,12 @@ def test_verdict_says_how_much_cpu_keeptime_saved_against_the_spin():
     assert "but no CPU saved against the spin" in (
         _format.verdict([spin, cell("keeptime", 25_000, 99.0)]) or ""
     )
+
+
+def test_sleepers_that_learn_warm_up_about_a_second():
+    # 1 s / (1 ms + the 60 µs planning overhead) = 943 waits; 50 ms for the others.
+    assert _bench.default_warmup(1_000_000, "keeptime") == 943
+    assert _bench.default_warmup(1_000_000, "time-sleep") == 47
+    assert _bench.default_warmup(10_000, "keeptime-rust") == 3_000
+    assert _bench.default_warmup(10_000_000, "keeptime-efficient") == 99
+    assert _bench.default_warmup(10_000_000, "busy-loop") == 10
