@@ -17,6 +17,9 @@
 //		_ = tick.Lateness
 //	}
 //
+//	err := keeptime.SleepContext(ctx, time.Second) // ctx.Err() once ctx is done, else nil at the deadline
+//	tick, err := t.WaitContext(ctx)                // the same; a cancelled wait consumes no slot
+//
 //	s := keeptime.NewSleeper(keeptime.Exact)
 //	s.SetTailTarget(keeptime.TailStrict)         // at most 0.1 % of sleeps late
 //	st := s.Stats()                              // sleeps, late, OS waits, spin, CPU, unproven
@@ -57,6 +60,15 @@
 //     crowd never snowballs into everyone spinning; a wake-up later than
 //     the capped margin makes that sleep late (the cap overrides the tail
 //     target).
+//   - SleepContext, SleepUntilContext (also on a Sleeper) and
+//     Ticker.WaitContext end early with ctx.Err() once their context is
+//     done: on Linux the OS wait under a context is a futex wait to the same
+//     absolute deadline that context.AfterFunc wakes (about 70 µs from
+//     cancel to return at the median on a 2-vCPU VM, see the README), and a
+//     long yielding spin checks the context every 10 ms. A context already
+//     done returns its error at once, whatever the duration; a nil one
+//     counts as context.Background, and one that can never be done takes
+//     the plain path at its cost.
 //   - Bad input follows Go's conventions: a negative or zero duration returns
 //     at once, like time.Sleep; a zero or negative ticker period is an error
 //     from NewTicker; a tail target outside [10⁻⁶, 1) or NaN is an error

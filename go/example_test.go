@@ -1,6 +1,7 @@
 package keeptime_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +23,68 @@ func ExampleSleepUntil() {
 	keeptime.SleepUntil(deadline)
 	fmt.Println("early:", time.Now().Before(deadline))
 	// Output: early: false
+}
+
+func ExampleSleepContext() {
+	// A wait that ends with its context: a timeout here, a cancel from
+	// another goroutine (a shutdown) the same way.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := keeptime.SleepContext(ctx, time.Hour) // returns soon after the 10 ms
+	fmt.Println(err, errors.Is(err, context.DeadlineExceeded))
+
+	// Uncancelled, it is Sleep: nil, never early.
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	start := time.Now()
+	err = keeptime.SleepContext(live, 250*time.Microsecond)
+	fmt.Println(err, time.Since(start) >= 250*time.Microsecond)
+
+	// A context already done: its error at once, whatever the duration.
+	stop()
+	fmt.Println(keeptime.SleepContext(live, 0))
+	// Output:
+	// context deadline exceeded true
+	// <nil> true
+	// context canceled
+}
+
+func ExampleSleeper_SleepUntilContext() {
+	s := keeptime.NewSleeper(keeptime.Exact)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(5 * time.Millisecond) // say, a shutdown signal
+		cancel()
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	err := s.SleepUntilContext(ctx, deadline)
+	fmt.Println(err, time.Now().Before(deadline))
+	// A cancelled sleep counts as a sleep, never as a late one.
+	st := s.Stats()
+	fmt.Println("sleeps:", st.Sleeps, "late:", st.Late)
+	// Output:
+	// context canceled true
+	// sleeps: 1 late: 0
+}
+
+func ExampleTicker_WaitContext() {
+	t, err := keeptime.NewTicker(time.Millisecond, keeptime.Skip) // 1 kHz
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	for {
+		tick, err := t.WaitContext(ctx)
+		if err != nil {
+			// The wait that the context ended consumed no slot: the next
+			// Wait would deliver the slot it was waiting for.
+			fmt.Println("stopped:", err)
+			break
+		}
+		_ = tick // ... the loop body
+	}
+	// Output: stopped: context deadline exceeded
 }
 
 func ExampleNewTicker() {

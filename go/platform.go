@@ -35,6 +35,12 @@ type platform interface {
 	// alone (SetTimerSlack).
 	setKeepSlack(keep bool)
 	osWaitUntil(target uint64) osWake
+	// osWaitCancellable is osWaitUntil for a sleep under a context: it
+	// also reports waitInterrupted, at once or without waiting at all, once
+	// ic's context is done (and may report it spuriously); the caller then
+	// runs the interrupt check. Its wake-ups are osWaitUntil's, so the
+	// estimator learns them alike.
+	osWaitCancellable(target uint64, ic *interruptCheck) osWake
 	relax()
 	yield()
 	tryBeginSpin() bool
@@ -80,6 +86,10 @@ func (s *system) timeOf(ns uint64) time.Time { return s.c.timeOf(ns) }
 func (s *system) setKeepSlack(keep bool) { s.keepSlack = keep }
 
 func (s *system) osWaitUntil(target uint64) osWake { return osWaitUntil(target, !s.keepSlack) }
+
+func (s *system) osWaitCancellable(target uint64, ic *interruptCheck) osWake {
+	return osWaitUntilCtx(target, !s.keepSlack, ic)
+}
 
 func (s *system) relax() { cpuRelax() }
 
@@ -168,4 +178,23 @@ func relativeWaitUntil(target uint64) osWake {
 		time.Sleep(durationOf(target - now))
 	}
 	return waitCompleted
+}
+
+// relativeWaitUntilCtx is relativeWaitUntil that ic's context cuts short:
+// a timer of what remains (the same runtime timers as time.Sleep, so never
+// early either) raced against the context's Done channel; a done context
+// reports waitInterrupted.
+func relativeWaitUntilCtx(target uint64, ic *interruptCheck) osWake {
+	now := clk().nowNs()
+	if target <= now {
+		return waitCompleted
+	}
+	t := time.NewTimer(durationOf(target - now))
+	select {
+	case <-t.C:
+		return waitCompleted
+	case <-ic.done:
+		t.Stop()
+		return waitInterrupted
+	}
 }

@@ -18,6 +18,11 @@ import (
 // sleeping). The simulated thread CPU clock advances by
 // waitCost per completed OS wait (an interrupted one costs nothing) and by
 // every relax and yield step.
+//
+// A sleep under a context makes its OS waits through osWaitCancellable,
+// which here is osWaitUntil: the scripted interrupts stand for the wake-up
+// a done context sends (and for signals). The hooks atWait and atYield let
+// a test cancel the context at a chosen point of a sleep.
 type simPlatform struct {
 	clock            uint64
 	overshoots       []uint64
@@ -45,6 +50,11 @@ type simPlatform struct {
 	// was (a sleep's hand-off gives it back before its last steps).
 	released                     bool
 	releasedAt, relaxesAtRelease uint64
+	// cancellableWaits counts the OS waits made through osWaitCancellable.
+	cancellableWaits int
+	// atWait, when set, runs as each OS wait is issued (before it waits);
+	// atYield after each yield step.
+	atWait, atYield func()
 }
 
 // deadlineOf places t relative to the real clock on the simulated one.
@@ -71,7 +81,15 @@ func (s *simPlatform) now() uint64 { return s.clock }
 
 func (s *simPlatform) advanceTo(t uint64) { s.clock = max(s.clock, t) }
 
+func (s *simPlatform) osWaitCancellable(target uint64, _ *interruptCheck) osWake {
+	s.cancellableWaits++
+	return s.osWaitUntil(target)
+}
+
 func (s *simPlatform) osWaitUntil(target uint64) osWake {
+	if s.atWait != nil {
+		s.atWait()
+	}
 	issued := s.clock
 	if s.panicAtWait {
 		s.panicAtWait = false
@@ -106,6 +124,9 @@ func (s *simPlatform) yield() {
 	s.clock = satAdd(s.clock, s.yieldStep)
 	s.cpu = satAdd(s.cpu, s.yieldStep)
 	s.yields++
+	if s.atYield != nil {
+		s.atYield()
+	}
 }
 
 func (s *simPlatform) tryBeginSpin() bool {

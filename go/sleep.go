@@ -45,6 +45,10 @@ const (
 	// before the deadline, not after it. At most crowdPauseNs, so the
 	// hand-off never changes whether a step pauses or yields.
 	handoffNs = 5_000
+	// interruptPollNs: while a long spin yields, the interrupt check (is the
+	// sleep's context done?) runs this often; a sleep without a context has
+	// no check.
+	interruptPollNs = 10_000_000
 )
 
 // A Sleeper waits precisely and learns, from every OS wait it makes, how
@@ -84,6 +88,9 @@ const (
 // the process spin with the pause hint at once; a sleeper that finds every
 // spin slot taken follows instead: it spins with a yield on every iteration
 // (never an OS wait to the deadline, so never late by a wake-up).
+//
+// SleepContext and SleepUntilContext are the same sleeps, ended early with
+// the context's error once the context is done (see SleepUntilContext).
 //
 // Crowds: when more goroutines are inside an Exact sleep than the process
 // has CPUs (min(runtime.NumCPU(), GOMAXPROCS)), each sleep of length D is
@@ -203,13 +210,42 @@ func (s *Sleeper) sleepUntilNs(deadline uint64) uint64 {
 	return s.toHandoff(deadline).finish(s.platform())
 }
 
+// sleepUntilNsCtx is sleepUntilNs with the interrupt check ic (nil: none):
+// a sleep the check stops returns its last clock reading and the context's
+// error.
+func (s *Sleeper) sleepUntilNsCtx(deadline uint64, ic *interruptCheck) (uint64, error) {
+	h, err := s.toHandoffCtx(deadline, ic)
+	if err != nil {
+		return h.now, err
+	}
+	return h.finish(s.platform()), nil
+}
+
 // toHandoff is everything of a sleep but its last handoffNs: the caller
 // spins the rest with handoff.finish (spec/sleep.md, "Hand-off").
 func (s *Sleeper) toHandoff(deadline uint64) handoff {
+	h, _ := s.run(deadline, nil) // no check: nothing can stop the sleep
+	return h
+}
+
+// toHandoffCtx is toHandoff with the interrupt check ic (nil: none); a sleep
+// it stops returns done(its last reading) and the context's error. The
+// check's wake-up (context.AfterFunc) is released here, before the caller
+// spins the last stretch, so nothing of it runs after the deadline.
+func (s *Sleeper) toHandoffCtx(deadline uint64, ic *interruptCheck) (handoff, error) {
+	defer ic.release()
+	return s.run(deadline, ic)
+}
+
+// run is a sleep up to its hand-off. ic is the interrupt check of a sleep
+// under a context, nil for the plain calls, which then pay nothing for it
+// but a nil test where a check would run; with a check, a done context
+// stops the sleep with its error (spec/sleep.md, "Signals" and "spin").
+func (s *Sleeper) run(deadline uint64, ic *interruptCheck) (handoff, error) {
 	p := s.platform()
 	now := p.now()
 	if now >= deadline {
-		return done(now)
+		return done(now), nil
 	}
 	p.prepareThread()
 	s.est.beginSleep()
@@ -217,14 +253,17 @@ func (s *Sleeper) toHandoff(deadline uint64) handoff {
 	switch s.mode {
 	case Spin:
 		// The caller asked for a core: no spin slot, not in the crowd count.
-		return s.spin(p, deadline, now, spinYieldAfterNs, spinNearNs)
+		return s.spin(p, deadline, now, spinYieldAfterNs, spinNearNs, ic)
 	case Efficient:
 		if wait, ok := planEfficient(&s.est, deadline-now); ok {
-			now = s.osWait(p, now, wait)
+			var err error
+			if now, err = s.osWait(p, now, wait, ic); err != nil {
+				return done(now), err
+			}
 		}
-		return done(now)
+		return done(now), nil
 	default: // Exact, and any out-of-range Mode value
-		return s.exactSleep(p, deadline, now)
+		return s.exactSleep(p, deadline, now, ic)
 	}
 }
 
@@ -232,22 +271,22 @@ func (s *Sleeper) toHandoff(deadline uint64) handoff {
 // sleeper enters the process-wide count of sleepers (leaving it on every way
 // out, a panic or runtime.Goexit included), and a crowd's sleep (more
 // sleepers than CPUs) is capped, any other planned.
-func (s *Sleeper) exactSleep(p platform, deadline, now uint64) handoff {
+func (s *Sleeper) exactSleep(p platform, deadline, now uint64, ic *interruptCheck) (handoff, error) {
 	n := p.enterSleep()
 	defer p.leaveSleep()
 	// cpus() >= 1: a sleeper alone is never a crowd, and the real
 	// platform's CPU count (GOMAXPROCS) is read only when others sleep too.
 	if n > 1 {
 		if c := p.cpus(); n > c {
-			return s.crowdSleep(p, deadline, now, n, c)
+			return s.crowdSleep(p, deadline, now, n, c, ic)
 		}
 	}
-	return s.plannedSleep(p, deadline, now)
+	return s.plannedSleep(p, deadline, now, ic)
 }
 
 // plannedSleep is the sleep of a sleeper with a CPU to itself: the cheapest
 // plan that meets the tail target (spec/sleep.md, "planned_sleep").
-func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) handoff {
+func (s *Sleeper) plannedSleep(p platform, deadline, now uint64, ic *interruptCheck) (handoff, error) {
 	budget := uint64(s.target.PPM())
 	unproven := false
 	step := planStep{first: true, explore: explores(s.est.seq)}
@@ -255,18 +294,21 @@ func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) handoff {
 		plan, ok := planExact(&s.est, deadline-now, budget, s.minSpinNs, step)
 		step.first, step.explore = false, false
 		if !ok {
-			return s.finish(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs), spinNearNs)
+			return s.finish(p, deadline, now, max(spinYieldAfterNs, s.minSpinNs), spinNearNs, ic)
 		}
 		if !plan.proven && !unproven { // counted once per sleep
 			unproven = true
 			s.stats.unprovenSleeps = satAdd(s.stats.unprovenSleeps, 1)
 		}
-		now = s.osWait(p, now, plan.waitNs)
+		var err error
+		if now, err = s.osWait(p, now, plan.waitNs, ic); err != nil {
+			return done(now), err
+		}
 		if now >= deadline { // overslept: nothing to do
 			if now > deadline {
 				s.stats.late++
 			}
-			return done(now)
+			return done(now), nil
 		}
 		budget = plan.restBudgetPpm
 		if plan.split {
@@ -281,7 +323,7 @@ func (s *Sleeper) plannedSleep(p platform, deadline, now uint64) handoff {
 // (kept at least minSpin), then a spin that pauses only in the last
 // crowdPauseNs (spec/sleep.md, "Crowds"). No two-wait plans, chunks or
 // exploration; the wake-ups are learned as always.
-func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) handoff {
+func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int, ic *interruptCheck) (handoff, error) {
 	length := deadline - now
 	capNs := crowdSpinCap(uint64(cpus), uint64(n), length, s.est.cost(bucketOf(length)))
 	budget := uint64(s.target.PPM())
@@ -289,14 +331,17 @@ func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) hand
 		rest := deadline - now
 		g := max(min(s.est.margin(bucketOf(rest), budget), capNs), s.minSpinNs)
 		if rest <= g || rest-g < minOsWaitNs {
-			return s.finish(p, deadline, now, s.minSpinNs, crowdPauseNs)
+			return s.finish(p, deadline, now, s.minSpinNs, crowdPauseNs, ic)
 		}
-		now = s.osWait(p, now, rest-g)
+		var err error
+		if now, err = s.osWait(p, now, rest-g, ic); err != nil {
+			return done(now), err
+		}
 		if now >= deadline {
 			if now > deadline {
 				s.stats.late++
 			}
-			return done(now)
+			return done(now), nil
 		}
 	}
 }
@@ -305,13 +350,16 @@ func (s *Sleeper) crowdSleep(p platform, deadline, now uint64, n, cpus int) hand
 // absolute target after signals; it records the overshoot (an interrupted
 // attempt records nothing) and, around every costSampleEvery-th planned
 // wait, the thread CPU time the wait cost; it returns the clock reading
-// after it.
+// after it. A wait the interrupt check ic stops returns the reading then
+// and the context's error, and is neither counted nor learned from (as the
+// Rust core's interrupt check): only a wait that ran to its target says
+// how late the OS wakes.
 //
 // The thread CPU clock is per OS thread and a goroutine may move between
 // threads at any point where it could be descheduled, so a sampled wait
 // holds its thread (runtime.LockOSThread, via lockThread) from the first
 // reading to the second; the other seven waits of eight run unlocked.
-func (s *Sleeper) osWait(p platform, now, waitNs uint64) uint64 {
+func (s *Sleeper) osWait(p platform, now, waitNs uint64, ic *interruptCheck) (uint64, error) {
 	target := satAdd(now, waitNs)
 	sample := s.waitsPlanned%costSampleEvery == 0
 	s.waitsPlanned++
@@ -321,7 +369,12 @@ func (s *Sleeper) osWait(p platform, now, waitNs uint64) uint64 {
 		p.lockThread()
 		cpu0, haveCPU = p.threadCPU()
 	}
-	waitThroughSignals(p, target)
+	if err := waitThroughSignals(p, target, ic); err != nil {
+		if sample {
+			p.unlockThread()
+		}
+		return p.now(), err
+	}
 	woke := p.now()
 	if sample {
 		if haveCPU {
@@ -333,31 +386,46 @@ func (s *Sleeper) osWait(p platform, now, waitNs uint64) uint64 {
 	}
 	s.countWait(bucketOf(waitNs))
 	s.est.observe(waitNs, satSub(woke, target))
-	return woke
+	return woke, nil
 }
 
-func waitThroughSignals(p platform, target uint64) {
-	for p.osWaitUntil(target) == waitInterrupted {
+// waitThroughSignals is os_wait(target) of spec/sleep.md, "Signals": the OS
+// wait repeated toward the same absolute target while it reports
+// interrupted, each time first running the interrupt check if the sleep has
+// one (ic non-nil: is its context done?). With a check the OS wait is the
+// cancellable one, which a done context wakes (or does not enter) and
+// reports interrupted, so the check runs at once.
+func waitThroughSignals(p platform, target uint64, ic *interruptCheck) error {
+	if ic == nil {
+		for p.osWaitUntil(target) == waitInterrupted {
+		}
+		return nil
 	}
+	for p.osWaitCancellable(target, ic) == waitInterrupted {
+		if err := ic.check(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish is the last phase of an Exact sleep, a spin: with a process-wide
 // spin slot it pauses (spin); without one it follows, a yield on every
 // iteration, never late by an OS wake-up and never holding a CPU that a
 // woken goroutine needs.
-func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64) handoff {
+func (s *Sleeper) finish(p platform, deadline, now, pauseFor, near uint64, ic *interruptCheck) (handoff, error) {
 	if p.tryBeginSpin() {
 		defer p.endSpin()
-		return s.spin(p, deadline, now, pauseFor, near)
+		return s.spin(p, deadline, now, pauseFor, near, ic)
 	}
-	return s.follow(p, deadline, now)
+	return s.follow(p, deadline, now, ic)
 }
 
 // follow is a spin without a spin slot: a yield (the one spin uses) on
-// every iteration until deadline. (As in spin, the spec's interrupt check
-// every 10 ms has nothing to check in Go.)
-func (s *Sleeper) follow(p platform, deadline, start uint64) handoff {
-	return s.spin(p, deadline, start, 0, 0) // no pause at all: a yield per iteration
+// every iteration until deadline, the interrupt check (if any) every
+// interruptPollNs.
+func (s *Sleeper) follow(p platform, deadline, start uint64, ic *interruptCheck) (handoff, error) {
+	return s.spin(p, deadline, start, 0, 0, ic) // no pause at all: a yield per iteration
 }
 
 // spin spins on the clock until deadline: the pause hint for pauseFor (the
@@ -366,10 +434,19 @@ func (s *Sleeper) follow(p platform, deadline, start uint64) handoff {
 // between. A spin that pauses near the deadline (near >= handoffNs) hands
 // off its last handoffNs to the outermost call, counted as spin time to the
 // deadline; one that yields to the end (a follower) spins to the deadline
-// here. (The spec's interrupt check every 10 ms of yielding has nothing to
-// check in Go: there is no way to stop a Sleep early.)
-func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) handoff {
+// here.
+//
+// While it yields, a sleep under a context (ic non-nil) runs the interrupt
+// check every interruptPollNs, from pauseFor on: a non-blocking receive on
+// the context's Done channel, so a long spin (Spin mode, a long follow)
+// notices a cancellation within 10 ms and a yield. The planned pause (the
+// spin the plan wanted, the learned margin or the min spin asked for) and
+// the near window never check, as in the spec: a cancellation then returns
+// nil at the deadline. A stopped spin counts its time until the check in
+// the stats.
+func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64, ic *interruptCheck) (handoff, error) {
 	now := start
+	nextPoll := satAdd(satAdd(start, pauseFor), interruptPollNs)
 	handoffAt := deadline
 	if near >= handoffNs {
 		handoffAt = satSub(deadline, handoffNs)
@@ -379,13 +456,20 @@ func (s *Sleeper) spin(p platform, deadline, start, pauseFor, near uint64) hando
 			p.relax()
 		} else {
 			p.yield()
+			if ic != nil && now >= nextPoll {
+				if err := ic.check(); err != nil {
+					s.addSpin(now - start)
+					return done(now), err
+				}
+				nextPoll = satAdd(now, interruptPollNs)
+			}
 		}
 		now = p.now()
 	}
 	if now < deadline {
 		s.addSpin(deadline - start)
-		return handoff{now: now, until: deadline}
+		return handoff{now: now, until: deadline}, nil
 	}
 	s.addSpin(now - start)
-	return done(now)
+	return done(now), nil
 }

@@ -3,6 +3,7 @@
 package keeptime
 
 import (
+	"context"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -117,5 +118,60 @@ func TestTimerSlackIsSetOnTheWaitingThread(t *testing.T) {
 	s.Sleep(2 * time.Millisecond)
 	if got, _ := timerSlackNs(); got != 1 {
 		t.Fatalf("slack %d after a sleep on this thread", got)
+	}
+}
+
+// The cancellable OS wait (a futex wait to the absolute target), on both of
+// its paths: a sleeper alone (thread lock, P kept) and as many sleepers as
+// CPUs (nosplit, P handed off). It keeps the platform contract; a word set
+// before the wait makes it report interrupted without waiting; the wake
+// from another goroutine ends a 10 s wait, reported interrupted; a target
+// long past completes.
+func TestCancellableOSWaitKeepsTheContractOnBothPaths(t *testing.T) {
+	if sleepersMayHoldEveryP() {
+		t.Fatalf("%d sleepers counted outside any sleep", sleepers.Load())
+	}
+	c := clk()
+	for _, handOff := range []bool{false, true} {
+		if handOff {
+			k := int64(availableCPUs())
+			sleepers.Add(k)
+			defer sleepers.Add(-k)
+		}
+		if got := sleepersMayHoldEveryP(); got != handOff {
+			t.Fatalf("hand-off %v: sleepersMayHoldEveryP %v", handOff, got)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ic, _ := interruptCheckOf(ctx)
+		rng := rand.New(rand.NewSource(4))
+		for i := 0; i < 200; i++ {
+			target := c.nowNs() + uint64(5_000+rng.Int63n(195_000))
+			if osWaitUntilCtx(target, true, ic) == waitCompleted {
+				if now := c.nowNs(); now < target {
+					t.Fatalf("hand-off %v: woke %d ns before the target", handOff, target-now)
+				}
+			}
+		}
+		if got := osWaitUntilCtx(c.nowNs()-1, true, ic); got != waitCompleted {
+			t.Fatalf("hand-off %v: a past target: %v", handOff, got)
+		}
+		// Woken from another goroutine: cancel runs ic.wakeFutex, armed by
+		// the waits above.
+		target := c.nowNs() + uint64(10*time.Second)
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			cancel()
+		}()
+		if got := osWaitUntilCtx(target, true, ic); got != waitInterrupted || c.nowNs() >= target {
+			t.Fatalf("hand-off %v: a woken wait reported %v", handOff, got)
+		}
+		if ic.check() != context.Canceled {
+			t.Fatalf("hand-off %v: the check after the wake: %v", handOff, ic.check())
+		}
+		// The word stays set: the next wait does not block at all.
+		if got := osWaitUntilCtx(target, true, ic); got != waitInterrupted || c.nowNs() >= target {
+			t.Fatalf("hand-off %v: a wait after the wake reported %v", handOff, got)
+		}
+		ic.release()
 	}
 }

@@ -25,6 +25,12 @@ func monotonicOffset(time.Time) (uint64, bool) { return 0, false }
 
 func osWaitUntil(target uint64, _ bool) osWake { return relativeWaitUntil(target) }
 
+// osWaitUntilCtx is osWaitUntil for a sleep under a context: the relative
+// wait raced against the context's Done channel.
+func osWaitUntilCtx(target uint64, _ bool, ic *interruptCheck) osWake {
+	return relativeWaitUntilCtx(target, ic)
+}
+
 // osYield lets other goroutines run on this P.
 func osYield() { runtime.Gosched() }
 

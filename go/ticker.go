@@ -1,6 +1,7 @@
 package keeptime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -169,6 +170,45 @@ func (t *Ticker) Wait() Tick {
 	now := h.finish(p)
 	tick.Lateness = durationOf(now - h.until)
 	return tick
+}
+
+// WaitContext is Wait that ctx can cut short: it delivers the next slot as
+// Wait does, with a nil error, or returns ctx.Err() as soon as ctx is done
+// before the slot is due (as promptly as Sleeper.SleepUntilContext). A
+// cancelled wait consumes no slot and changes no ticker stats: the next
+// Wait or WaitContext delivers the slot this one would have (spec/ticker.md,
+// "The driver"). A ctx already done returns its error at once, even when a
+// slot is already due, which then stays due. A nil ctx counts as
+// context.Background(), and a ctx that can never be done (Done returns nil)
+// waits as Wait does, at its cost. The ticker's sleeper counts a cancelled
+// wait as Sleeper.SleepUntilContext says.
+func (t *Ticker) WaitContext(ctx context.Context) (Tick, error) {
+	ic, err := interruptCheckOf(ctx)
+	if ic == nil {
+		if err != nil {
+			return Tick{}, err
+		}
+		return t.Wait(), nil
+	}
+	p := t.sleeper.platform()
+	tk, deadline, wait := t.sched.poll(p.now())
+	if !wait {
+		return t.tickOf(tk), nil
+	}
+	// The slot is recorded only after the wait reached its deadline: a
+	// cancelled one leaves the schedule as it was.
+	h, err := t.sleeper.toHandoffCtx(deadline, ic)
+	if err != nil {
+		return Tick{}, err
+	}
+	tk = t.sched.woke(max(h.now, h.until))
+	tick := t.tickOf(tk)
+	if h.until <= h.now {
+		return tick, nil
+	}
+	now := h.finish(p)
+	tick.Lateness = durationOf(now - h.until)
+	return tick, nil
 }
 
 func (t *Ticker) tickOf(tk tickNs) Tick {
