@@ -124,7 +124,11 @@ class EnvironmentProfileTest extends EnvironmentFixture {
         KeepTime.sleepNanos(1_000_000);
         assertEquals(List.of("keeptime.profile", "KEEPTIME_PROFILE"), lookedUp);
         Sleeper s = KeepTime.threadSleeper();
-        assertEquals(1, s.stats().sleeps());
+        // One sleep, or none: the deadline is taken before the thread's
+        // sleeper is made, and reading the profile on a cold JVM (a fresh
+        // CI clone) can take longer than the 1 ms; a sleep whose deadline
+        // has passed returns at once and is not counted (spec/sleep.md).
+        assertTrue(s.stats().sleeps() <= 1, () -> s.stats().toString());
         // The 10 ms bucket, untouched by a 1 ms sleep, holds the profile's wake-ups.
         int b = MarginEstimator.bucketOf(10_000_000);
         MarginEstimator want = Sleeper.builder().platform(new SimPlatform(0)).profile(profile).build().estimator();
