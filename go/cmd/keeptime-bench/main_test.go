@@ -211,3 +211,27 @@ func TestParseArgs(t *testing.T) {
 		t.Error("method names are not case-insensitive")
 	}
 }
+
+// The methods whose sleeper learns warm up about 1 s, the others about 50 ms.
+func TestLearningMethodsWarmUpAboutASecond(t *testing.T) {
+	byName := map[string]method{}
+	for _, m := range allMethods {
+		byName[m.name] = m
+	}
+	for _, c := range []struct {
+		name string
+		d    time.Duration
+		want uint64
+	}{
+		{"keeptime", time.Millisecond, 943}, // 1 s / (1 ms + 60 µs)
+		{"keeptime-strict", 10 * time.Millisecond, 99},
+		{"keeptime-efficient", 10 * time.Microsecond, 3_000},
+		{"keeptime-spin", time.Millisecond, 47}, // 50 ms / 1.06 ms: a spin learns nothing
+		{"time-sleep", 10 * time.Millisecond, 10},
+		{"busy-loop", 10 * time.Microsecond, 714},
+	} {
+		if got := defaultWarmup(byName[c.name], c.d); got != c.want {
+			t.Errorf("defaultWarmup(%s, %v) = %d, want %d", c.name, c.d, got, c.want)
+		}
+	}
+}

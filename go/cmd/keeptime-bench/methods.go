@@ -19,6 +19,9 @@ type method struct {
 	// defaultSlack runs the cell with the thread's timer slack as found at
 	// start-up (50 µs by default) instead of 1 ns.
 	defaultSlack bool
+	// learns: the method's sleeper learns from its own waits (the wake-up
+	// model), so its cells warm up longer (defaultWarmup).
+	learns bool
 	// newWaiter returns the wait function of a fresh cell, and the
 	// keeptime.Sleeper behind it (nil for the other methods), whose stats
 	// the cell reports.
@@ -54,24 +57,28 @@ var allMethods = []method{
 	{
 		name:        "keeptime",
 		family:      "keeptime",
+		learns:      true,
 		description: "keeptime.Sleeper, Exact at the tail target (--tail-target, default 1 %): the cheapest plan of absolute OS waits then a spin whose predicted late share meets the target; never early",
 		newWaiter:   sleeperWaiter(keeptime.Exact),
 	},
 	{
 		name:        "keeptime-relaxed",
 		family:      "keeptime",
+		learns:      true,
 		description: "keeptime.Sleeper, Exact at the tail target TailRelaxed (5 %, whatever --tail-target says); never early",
 		newWaiter:   fixedTarget(keeptime.TailRelaxed),
 	},
 	{
 		name:        "keeptime-strict",
 		family:      "keeptime",
+		learns:      true,
 		description: "keeptime.Sleeper, Exact at the tail target TailStrict (0.1 %, whatever --tail-target says); never early",
 		newWaiter:   fixedTarget(keeptime.TailStrict),
 	},
 	{
 		name:           "keeptime-efficient",
 		family:         "keeptime",
+		learns:         true,
 		description:    "keeptime.Sleeper, Efficient: one OS wait shortened by the learned median overshoot; may return early",
 		mayReturnEarly: true,
 		newWaiter:      sleeperWaiter(keeptime.Efficient),
