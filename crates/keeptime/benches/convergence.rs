@@ -30,6 +30,11 @@
 //!   sleeps; their targets (not the swing, which is one trajectory's) in a
 //!   tally of their own. One replay is one trajectory: where one rare
 //!   wake-up falls in a young model's life moves a row's `cpu@300` tenfold.
+//! * **A sleeper that changes length** (deterministic): one fresh sleeper
+//!   replays each trace at 250 µs, then 1 ms, 2.5 ms and 10 ms, 3 000
+//!   sleeps each, as one keeptime sleeper meets them in `make bench-peers`;
+//!   each length's row counts from the change to it, held to the same
+//!   oracle as the fresh rows, its targets in a tally of their own.
 //! * **The oracle's plan followed unchanged**, on the same replay and live
 //!   after the methods: every sleep takes the oracle's OS waits, then spins.
 //!   Its CPU ÷ the oracle's checks the replay (or the host) against the
@@ -234,6 +239,13 @@ fn replay_run_from(
         b = b.profile(p);
     }
     let mut s = b.build_with(tp.clone());
+    let out = sleeps_on(&mut s, &tp, d);
+    (out, s)
+}
+
+/// `CHECKPOINTS[3]` sleeps of `d` by `s` on its replay `tp`, whatever it
+/// learned before.
+fn sleeps_on(s: &mut Sleeper<TracePlatform>, tp: &TracePlatform, d: u64) -> Vec<Outcome> {
     let mut out = Vec::with_capacity(CHECKPOINTS[3]);
     for _ in 0..CHECKPOINTS[3] {
         let (cpu0, st0) = (tp.thread_cpu_ns(), s.stats());
@@ -248,7 +260,33 @@ fn replay_run_from(
             unproven: st.unproven_sleeps > st0.unproven_sleeps,
         });
     }
-    (out, s)
+    out
+}
+
+/// One sleeper at the 1 % target replaying `trace` at each length of
+/// `shares` in turn (250 µs, then 1 ms, 2.5 ms and 10 ms, 3 000 sleeps
+/// each, as one keeptime sleeper meets them in `make bench-peers`), each
+/// length's row counted from its first sleep: how a sleeper that has
+/// learned one length fares when its program changes to the next, beside a
+/// fresh sleeper's rows above. Its targets go to a tally of their own.
+fn changing_lengths(path: &Path, trace: &Trace, shares: &[(u64, f64)]) -> Tally {
+    let mut tally = Tally::default();
+    println!(
+        "\n{}: one sleeper, the lengths in turn, 3 000 sleeps each (target 1 %; each row from the change to its length)",
+        path.display()
+    );
+    header();
+    let tp = TracePlatform::new(trace.clone(), 1_000_000);
+    tp.set_spin_step(50);
+    let mut s = Sleeper::builder()
+        .tail_target(TailTarget::BALANCED)
+        .build_with(tp.clone());
+    for &(d, cpu_share) in shares {
+        let out = sleeps_on(&mut s, &tp, d);
+        let sm = summarise(d, cpu_share, &out);
+        tally.add(row(&label(d), cpu_share * 100.0, &sm, true));
+    }
+    tally
 }
 
 /// `CHECKPOINTS[3]` sleeps of `d` that follow the oracle's `plan` unchanged
@@ -750,6 +788,12 @@ fn main() {
             starts_tally.missed += t.missed;
         }
     }
+    let mut changing_tally = Tally::default();
+    for (p, trace, shares) in &replayed {
+        let t = changing_lengths(p, trace, shares);
+        changing_tally.met += t.met;
+        changing_tally.missed += t.missed;
+    }
     if live_on {
         live(&mut tally);
     }
@@ -761,6 +805,12 @@ fn main() {
         println!(
             "from {starts} starting points per trace (fresh sleeper, 1 %, means over the starts): {} met, {} MISSED",
             starts_tally.met, starts_tally.missed
+        );
+    }
+    if !replayed.is_empty() {
+        println!(
+            "one sleeper changing length (1 %, each length from its change): {} met, {} MISSED",
+            changing_tally.met, changing_tally.missed
         );
     }
 }
