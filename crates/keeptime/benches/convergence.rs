@@ -34,7 +34,9 @@
 //!   replays each trace at 250 µs, then 1 ms, 2.5 ms and 10 ms, 3 000
 //!   sleeps each, as one keeptime sleeper meets them in `make bench-peers`;
 //!   each length's row counts from the change to it, held to the same
-//!   oracle as the fresh rows, its targets in a tally of their own.
+//!   oracle as the fresh rows, its targets in a tally of their own; and
+//!   the same from the 24 starting points below, the means over the
+//!   starts.
 //! * **The oracle's plan followed unchanged**, on the same replay and live
 //!   after the methods: every sleep takes the oracle's OS waits, then spins.
 //!   Its CPU ÷ the oracle's checks the replay (or the host) against the
@@ -487,20 +489,51 @@ fn many_starts(
     trace: &Trace,
     shares: &[(u64, f64)],
     starts: u64,
+    changing: bool,
 ) -> (Vec<String>, Tally) {
     let mut lines = Vec::new();
     let mut tally = Tally::default();
-    lines.push(format!(
-        "\n{} from {starts} starting points (target 1 %; means over the starts)",
-        path.display()
-    ));
-    for &(d, cpu_share) in shares {
-        let runs: Vec<Summary> = (0..starts)
-            .map(|k| {
-                let (out, _) = replay_run_from(trace, d, TailTarget::BALANCED, None, k, starts);
-                summarise(d, cpu_share, &out)
+    lines.push(if changing {
+        format!(
+            "\n{}: one sleeper, the lengths in turn, from {starts} starting points (target 1 %; means over the starts; each row from the change to its length)",
+            path.display()
+        )
+    } else {
+        format!(
+            "\n{} from {starts} starting points (target 1 %; means over the starts)",
+            path.display()
+        )
+    });
+    // With `changing`, one sleeper per start makes every length in turn:
+    // runs_by_length[i][k] is start k's summary at shares[i].
+    let runs_by_length: Vec<Vec<Summary>> = if changing {
+        let mut by: Vec<Vec<Summary>> = shares.iter().map(|_| Vec::new()).collect();
+        for k in 0..starts {
+            let tp = TracePlatform::starting_at(trace.clone(), 1_000_000, k, starts);
+            tp.set_spin_step(50);
+            let mut s = Sleeper::builder()
+                .tail_target(TailTarget::BALANCED)
+                .build_with(tp.clone());
+            for (i, &(d, cpu_share)) in shares.iter().enumerate() {
+                by[i].push(summarise(d, cpu_share, &sleeps_on(&mut s, &tp, d)));
+            }
+        }
+        by
+    } else {
+        shares
+            .iter()
+            .map(|&(d, cpu_share)| {
+                (0..starts)
+                    .map(|k| {
+                        let (out, _) =
+                            replay_run_from(trace, d, TailTarget::BALANCED, None, k, starts);
+                        summarise(d, cpu_share, &out)
+                    })
+                    .collect()
             })
-            .collect();
+            .collect()
+    };
+    for (&(d, cpu_share), runs) in shares.iter().zip(runs_by_length) {
         let n = runs.len() as f64;
         let mean = |f: &dyn Fn(&Summary) -> f64| runs.iter().map(f).sum::<f64>() / n;
         let s = Summary {
@@ -764,19 +797,27 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(STARTS);
     let mut starts_tally = Tally::default();
+    let mut changing_starts_tally = Tally::default();
     if starts > 0 {
         // One thread per trace: a TracePlatform is not Send, each thread
         // builds its own.
-        let results: Vec<(Vec<String>, Tally)> = std::thread::scope(|sc| {
-            let hs: Vec<_> = replayed
-                .iter()
-                .map(|(p, trace, shares)| sc.spawn(move || many_starts(p, trace, shares, starts)))
+        let results: Vec<(Vec<String>, Tally, bool)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = [false, true]
+                .into_iter()
+                .flat_map(|changing| {
+                    replayed.iter().map(move |(p, trace, shares)| {
+                        sc.spawn(move || {
+                            let (lines, t) = many_starts(p, trace, shares, starts, changing);
+                            (lines, t, changing)
+                        })
+                    })
+                })
                 .collect();
             hs.into_iter()
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        for (lines, t) in results {
+        for (lines, t, changing) in results {
             if let Some((first, rest)) = lines.split_first() {
                 println!("{first}");
                 header();
@@ -784,8 +825,13 @@ fn main() {
                     println!("{l}");
                 }
             }
-            starts_tally.met += t.met;
-            starts_tally.missed += t.missed;
+            let into = if changing {
+                &mut changing_starts_tally
+            } else {
+                &mut starts_tally
+            };
+            into.met += t.met;
+            into.missed += t.missed;
         }
     }
     let mut changing_tally = Tally::default();
@@ -805,6 +851,10 @@ fn main() {
         println!(
             "from {starts} starting points per trace (fresh sleeper, 1 %, means over the starts): {} met, {} MISSED",
             starts_tally.met, starts_tally.missed
+        );
+        println!(
+            "from {starts} starting points per trace, one sleeper changing length (1 %, means over the starts): {} met, {} MISSED",
+            changing_starts_tally.met, changing_starts_tally.missed
         );
     }
     if !replayed.is_empty() {
