@@ -179,7 +179,9 @@ def verdict(cells: Sequence[Cell]) -> Optional[str]:
     s = _find(cells, SPIN)
     if s is not None:
         tolerance = max(abs(s["p99_ns"]) // 2, SPIN_LEVEL_SLACK_NS)
-        if k["p99_ns"] <= s["p99_ns"] + tolerance:
+        if 2 * k["p99_ns"] < s["p99_ns"] and s["p99_ns"] > SPIN_LEVEL_SLACK_NS:
+            accuracy = f"a better p99 than the pure spin ({s['method']} {ns(s['p99_ns'])})"
+        elif k["p99_ns"] <= s["p99_ns"] + tolerance:
             accuracy = "spin-level accuracy"
         else:
             accuracy = (

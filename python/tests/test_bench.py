@@ -201,3 +201,15 @@ def test_sleepers_that_learn_warm_up_about_a_second():
     assert _bench.default_warmup(10_000, "keeptime-rust") == 3_000
     assert _bench.default_warmup(10_000_000, "keeptime-efficient") == 99
     assert _bench.default_warmup(10_000_000, "busy-loop") == 10
+
+
+def test_verdict_names_a_better_p99_than_the_spin_as_the_cli_does():
+    def cell(method: str, p99_ns: int, cpu: float) -> dict:
+        return {"method": method, "p99_ns": p99_ns, "cpu_percent": cpu, "early": 0}
+
+    spin = cell(_format.SPIN[0], 40_000, 100.0)  # a spin preempted at its p99
+    v = _format.verdict([spin, cell("keeptime", 15_000, 20.0)]) or ""
+    assert "a better p99 than the pure spin (busy-loop 40.0 µs)" in v, v
+    # Within the spin's tolerance: spin-level, not better.
+    v = _format.verdict([spin, cell("keeptime", 30_000, 20.0)]) or ""
+    assert "spin-level accuracy" in v, v
