@@ -375,6 +375,12 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 			m = max(m, scanOf(e, l).quantile(p))
 		}
 	}
+	// Nor below a shorter bucket established at p on its own.
+	for l := 0; l < b; l++ {
+		if e.isLive(l) && (scanOf(e, l).n+1)*min(p, ppm) >= ppm {
+			m = max(m, scanOf(e, l).quantile(p))
+		}
+	}
 	return m
 }
 

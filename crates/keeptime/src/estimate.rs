@@ -476,7 +476,8 @@ impl MarginEstimator {
     /// quantile. Samples too few for the share (`k = 0`) answer their largest,
     /// and at least the same quantile of every live longer bucket (once they
     /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
-    /// live longer bucket established at the share on its own).
+    /// live longer bucket established at the share on its own), and of
+    /// every live shorter bucket established at the share on its own.
     /// [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(v) = self.view(b, share_ppm) else {
@@ -503,13 +504,21 @@ impl MarginEstimator {
         // longer bucket's largest sample is a one-in-a-hundred wake-up,
         // no better evidence of the rare tail than this view's own.
         let half_grown = self.places(v.n, share_ppm.saturating_mul(2));
-        (b + 1..BUCKETS)
+        let longer = (b + 1..BUCKETS)
             .filter(|&l| {
                 self.is_live(l)
                     && (!half_grown || self.places(self.buckets[l].len as u64, share_ppm))
             })
             .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
-            .fold(own, u64::max)
+            .fold(own, u64::max);
+        // Nor earlier than a shorter wait that knows its tail (places the
+        // share on its own): longer waits wake no earlier. A sleeper that
+        // moves to a longer length than any it made would otherwise plan on
+        // that length's first few wake-ups, whose largest is no rare tail.
+        (0..b)
+            .filter(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
+            .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
+            .fold(longer, u64::max)
     }
 
     /// Whether `n` samples are enough for a margin at `share_ppm`:
@@ -871,6 +880,11 @@ mod tests {
         let half_grown = places(v.n, p.saturating_mul(2));
         for l in b + 1..BUCKETS {
             if e.is_live(l) && (!half_grown || places(e.buckets[l].len as u64, p)) {
+                m = m.max(scan_of(e, &[l]).quantile(p));
+            }
+        }
+        for l in 0..b {
+            if e.is_live(l) && places(e.buckets[l].len as u64, p) {
                 m = m.max(scan_of(e, &[l]).quantile(p));
             }
         }

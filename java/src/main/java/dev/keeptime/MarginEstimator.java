@@ -478,7 +478,8 @@ public final class MarginEstimator {
      * longer than {@code b} (once they are half what the share needs,
      * {@code places(n, 2 · share)}, of every live longer bucket established
      * at the share on its own): a young bucket is never trusted to wake
-     * earlier than any longer wait. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
+     * earlier than any longer wait; nor than any live shorter bucket
+     * established at the share on its own. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
      * @param sharePpm the share allowed later than the margin, unsigned ppm
@@ -509,6 +510,13 @@ public final class MarginEstimator {
         boolean halfGrown = places(v.n, U64.min(sharePpm, PPM) * 2);
         for (int l = b + 1; l < BUCKETS; l++) {
             if (isLive(l) && (!halfGrown || places(len[l], sharePpm))) {
+                own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
+            }
+        }
+        // Nor earlier than a shorter wait that knows its tail (places the
+        // share on its own): longer waits wake no earlier.
+        for (int l = 0; l < b; l++) {
+            if (isLive(l) && places(len[l], sharePpm)) {
                 own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
             }
         }

@@ -262,6 +262,12 @@ class MarginEstimatorTest {
                                 want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
                             }
                         }
+                        // Nor below a shorter bucket established at p on its own.
+                        for (int l = 0; l < b; l++) {
+                            if (len[l] > 0 && refPlaces(len[l], p)) {
+                                want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
+                            }
+                        }
                     }
                     assertEquals(want, e.margin(b, p), at);
                     long g = rnd.nextBoolean() ? gs[rnd.nextInt(gs.length)] : rnd.nextLong(100_000);
