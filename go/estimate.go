@@ -519,7 +519,7 @@ func (e *estimator) firstBinReaching(v *view, need uint64) int {
 // quantile({l}, share) of every live bucket l > b, since longer waits wake
 // no earlier; once they are half what the share needs (places(n, 2·share)),
 // of every live bucket l > b established at the share on its own; and of
-// every live bucket l < b established at the share on its own.
+// the nearest live bucket l < b established at the share on its own.
 // defaultMarginNs when nothing is live.
 func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	v, ok := e.view(b, sharePpm)
@@ -545,12 +545,13 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 			own = max(own, e.quantile(&lv, sharePpm))
 		}
 	}
-	// Nor earlier than a shorter wait that knows its tail (places the share
-	// on its own): longer waits wake no earlier.
-	for l := 0; l < b; l++ {
+	// Nor earlier than the nearest shorter wait that knows its tail (places
+	// the share on its own): longer waits wake no earlier.
+	for l := b - 1; l >= 0; l-- {
 		if e.isLive(l) && e.places(uint64(e.buckets[l].len), sharePpm) {
 			lv := e.viewOf(l, false)
 			own = max(own, e.quantile(&lv, sharePpm))
+			break
 		}
 	}
 	return own

@@ -375,10 +375,11 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 			m = max(m, scanOf(e, l).quantile(p))
 		}
 	}
-	// Nor below a shorter bucket established at p on its own.
-	for l := 0; l < b; l++ {
+	// Nor below the nearest shorter bucket established at p on its own.
+	for l := b - 1; l >= 0; l-- {
 		if e.isLive(l) && (scanOf(e, l).n+1)*min(p, ppm) >= ppm {
 			m = max(m, scanOf(e, l).quantile(p))
+			break
 		}
 	}
 	return m

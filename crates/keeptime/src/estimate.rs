@@ -477,7 +477,7 @@ impl MarginEstimator {
     /// and at least the same quantile of every live longer bucket (once they
     /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
     /// live longer bucket established at the share on its own), and of
-    /// every live shorter bucket established at the share on its own.
+    /// the nearest live shorter bucket established at the share on its own.
     /// [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(v) = self.view(b, share_ppm) else {
@@ -511,14 +511,17 @@ impl MarginEstimator {
             })
             .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
             .fold(own, u64::max);
-        // Nor earlier than a shorter wait that knows its tail (places the
-        // share on its own): longer waits wake no earlier. A sleeper that
-        // moves to a longer length than any it made would otherwise plan on
-        // that length's first few wake-ups, whose largest is no rare tail.
+        // Nor earlier than the nearest shorter wait that knows its tail
+        // (places the share on its own): longer waits wake no earlier. A
+        // sleeper that moves to a longer length than any it made would
+        // otherwise plan on that length's first few wake-ups, whose largest
+        // is no rare tail. The nearest only: one far shorter bucket's
+        // stall-driven tail should not raise every young longer one.
         (0..b)
-            .filter(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
+            .rev()
+            .find(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
             .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
-            .fold(longer, u64::max)
+            .map_or(longer, |q| q.max(longer))
     }
 
     /// Whether `n` samples are enough for a margin at `share_ppm`:
@@ -883,10 +886,11 @@ mod tests {
                 m = m.max(scan_of(e, &[l]).quantile(p));
             }
         }
-        for l in 0..b {
-            if e.is_live(l) && places(e.buckets[l].len as u64, p) {
-                m = m.max(scan_of(e, &[l]).quantile(p));
-            }
+        if let Some(l) = (0..b)
+            .rev()
+            .find(|&l| e.is_live(l) && places(e.buckets[l].len as u64, p))
+        {
+            m = m.max(scan_of(e, &[l]).quantile(p));
         }
         m
     }

@@ -533,17 +533,20 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanEfficient(2_000),
         ],
     ));
-    // 14. A young longer bucket is floored by a shorter one that knows its
-    //     tail: 300 waits of 1 ms (bucket 6; every 50th 120-150 µs late)
-    //     place the 5 % and 1 % shares on their own, not 0.1 %. Then ten
-    //     waits of 2.5 ms (bucket 8, at most 30 µs late): at 5 % and 1 %
-    //     bucket 8 answers at least bucket 6's quantile, not its own largest
-    //     sample; at 0.1 % bucket 6 is too young to floor it. The plan for a
-    //     2.5 ms sleep at 1 % ends its wait that margin early.
+    // 14. A young longer bucket is floored by the nearest shorter one that
+    //     knows its tail: 300 waits of 20 µs (bucket 1; every 20th about
+    //     400 µs late, a stall) and 300 of 1 ms (bucket 6; every 50th
+    //     120-150 µs late) place the 5 % and 1 % shares on their own, not
+    //     0.1 %. Then ten waits of 2.5 ms (bucket 8, at most 30 µs late): at
+    //     5 % and 1 % bucket 8 answers at least bucket 6's quantile, not its
+    //     own largest sample, nor bucket 1's stalls; at 0.1 % bucket 6 is
+    //     too young to floor it. The plan for a 2.5 ms sleep at 1 % ends its
+    //     wait that margin early.
     cases.push(run_estimator_case(
         "a_young_longer_bucket_is_floored_by_a_shorter_one",
         &[
             Begin,
+            ObserveEach(20 * us, spread(300, 5_000, 2_000, 20, 400_000)),
             ObserveEach(ms, spread(300, 25_000, 10_000, 50, 120_000)),
             ObserveEach(2_500 * us, spread(10, 25_000, 5_000, 0, 0)),
             Check,

@@ -478,8 +478,8 @@ public final class MarginEstimator {
      * longer than {@code b} (once they are half what the share needs,
      * {@code places(n, 2 · share)}, of every live longer bucket established
      * at the share on its own): a young bucket is never trusted to wake
-     * earlier than any longer wait; nor than any live shorter bucket
-     * established at the share on its own. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
+     * earlier than any longer wait; nor than the nearest live shorter
+     * bucket established at the share on its own. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
      * @param b a bucket
      * @param sharePpm the share allowed later than the margin, unsigned ppm
@@ -513,11 +513,12 @@ public final class MarginEstimator {
                 own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
             }
         }
-        // Nor earlier than a shorter wait that knows its tail (places the
-        // share on its own): longer waits wake no earlier.
-        for (int l = 0; l < b; l++) {
+        // Nor earlier than the nearest shorter wait that knows its tail
+        // (places the share on its own): longer waits wake no earlier.
+        for (int l = b - 1; l >= 0; l--) {
             if (isLive(l) && places(len[l], sharePpm)) {
                 own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
+                break;
             }
         }
         return own;

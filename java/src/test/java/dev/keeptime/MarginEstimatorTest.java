@@ -262,10 +262,11 @@ class MarginEstimatorTest {
                                 want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
                             }
                         }
-                        // Nor below a shorter bucket established at p on its own.
-                        for (int l = 0; l < b; l++) {
+                        // Nor below the nearest shorter bucket established at p on its own.
+                        for (int l = b - 1; l >= 0; l--) {
                             if (len[l] > 0 && refPlaces(len[l], p)) {
                                 want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
+                                break;
                             }
                         }
                     }
