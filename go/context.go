@@ -173,8 +173,8 @@ func (s *Sleeper) SleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	p := s.platform()
-	return s.sleepCtx(p, satAdd(p.now(), durationNs(d)), ic)
+	_, err = s.sleepUntilNsCtx(satAdd(s.platform().now(), durationNs(d)), ic)
+	return err
 }
 
 // SleepUntilContext is Sleeper.SleepUntil that ctx can cut short. It
@@ -215,19 +215,8 @@ func (s *Sleeper) SleepUntilContext(ctx context.Context, t time.Time) error {
 		}
 		return err
 	}
-	p := s.platform()
-	return s.sleepCtx(p, p.deadlineOf(t), ic)
-}
-
-// sleepCtx is a sleep until deadline under the check ic, the last stretch
-// spun after all the bookkeeping, as in Sleep.
-func (s *Sleeper) sleepCtx(p platform, deadline uint64, ic *interruptCheck) error {
-	h, err := s.toHandoffCtx(deadline, ic)
-	if err != nil {
-		return err
-	}
-	h.finish(p)
-	return nil
+	_, err = s.sleepUntilNsCtx(s.platform().deadlineOf(t), ic)
+	return err
 }
 
 // toHandoffCtx is sleeperPool.toHandoff under the check ic: a cancelled
