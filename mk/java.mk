@@ -5,11 +5,11 @@
 #                     suite against that jar on JDK 25 and on JDK 17; then JDK 17
 #                     builds and tests on its own (the baseline build).
 #   make bench-java   the Java benchmark on JDK 25 (timer slack 1 ns via FFM),
-#                     then the same jar on JDK 17 (~1 min each), measured from
+#                     then the same jar on JDK 17 (~1.5 min each), measured from
 #                     the caller; keeptime at the 5 %, 1 % and 0.1 % tail
 #                     targets with each sleeper's stats, and its targets
 #                     against the same run's pure spin (met/MISSED);
-#                     then the crowd row (16 threads × 1 ms, ~10 s; --crowd N, 0 = off);
+#                     then the crowd row (16 threads × 1 ms, ~13 s; --crowd N, 0 = off);
 #                     JAVA_BENCH_ARGS="--scale 0.25" for a quicker, noisier run.
 #
 # Maven downloads its plugins and the test dependencies (JUnit, Jackson) from

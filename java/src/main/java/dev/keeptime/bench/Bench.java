@@ -51,6 +51,10 @@ import java.util.concurrent.LinkedBlockingQueue;
  * by the main thread (which never changes its timer slack), so one method's
  * timer slack or learned margins never leak into another's; the methods take
  * turns in rounds, so slow drifts of the machine hit all of them alike.
+ * Before each duration every method waits unrecorded at that duration
+ * ({@link #defaultWarmup}): about 1 s of waits (at most 3 000) for the
+ * keeptime methods, whose sleepers learn from their own waits, about 50 ms
+ * (at most 1 000) for the others.
  */
 public final class Bench {
     private static final long US = 1_000;
@@ -71,7 +75,26 @@ public final class Bench {
     /** Target: keeptime's share more than 2 µs late at most this many percentage points above the pure spin's. */
     static final double LATE_SLACK_POINTS = 1.5;
     private static final int ROUNDS = 5;
-    private static final long WARMUP_TARGET_NS = 50 * MS;
+    /**
+     * What one wait is assumed to cost beyond its duration when a warm-up
+     * time becomes a count (the Rust bench's planning overhead).
+     */
+    static final long PLANNING_OVERHEAD_NS = 60 * US;
+    /** The warm-up of a method that learns nothing takes about this long per cell. */
+    static final long WARMUP_TARGET_NS = 50 * MS;
+    /** Fewest warm-up waits per cell. */
+    static final int MIN_WARMUP = 10;
+    /** Most warm-up waits per cell of a method that learns nothing. */
+    static final int MAX_WARMUP = 1_000;
+    /**
+     * The warm-up of a method that learns ({@link Method#learns}) takes about
+     * this long per cell: a fresh keeptime sleeper plans on the largest
+     * wake-ups it has seen until it has seen a few hundred, and spends
+     * several times its later CPU meanwhile (docs/bench.md).
+     */
+    static final long LEARNING_WARMUP_TARGET_NS = 1_000 * MS;
+    /** Most warm-up waits per cell of a method that learns. */
+    static final int MAX_LEARNING_WARMUP = 3_000;
     private static final String USAGE =
             "usage: java -jar keeptime.jar [--scale X] [--export-json FILE] [--crowd N] [--crowd-only] | --clocks";
 
@@ -150,9 +173,10 @@ public final class Bench {
             long d = cell[0];
             durations.add(d);
             int perRound = (int) Math.max(20, cell[1] * scale / ROUNDS);
-            int warmup = (int) Math.max(20, Math.min(1_000, WARMUP_TARGET_NS / (d + 60 * US)));
-            for (Worker w : workers) {
-                w.run(d, warmup, 0);
+            int[] warmup = new int[workers.size()];
+            for (int i = 0; i < workers.size(); i++) {
+                warmup[i] = defaultWarmup(workers.get(i).method, d);
+                workers.get(i).run(d, warmup[i], 0);
             }
             List<long[]> errors = new ArrayList<>();
             List<long[]> returns = new ArrayList<>();
@@ -186,7 +210,7 @@ public final class Bench {
             for (int i = 0; i < workers.size(); i++) {
                 Stats s = new Stats(errors.get(i), returns.get(i), wall[i], cpu[i]);
                 stats.add(s);
-                results.add(new ResultJson.Cell(workers.get(i).method, d, warmup, slack[i], s, targets[i], sleeperStats[i]));
+                results.add(new ResultJson.Cell(workers.get(i).method, d, warmup[i], slack[i], s, targets[i], sleeperStats[i]));
                 System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f %% | %d | %s | %s | %.1f %% |%n",
                         workers.get(i).method.id, Format.ns(s.p50Ns), Format.ns(s.p90Ns), Format.ns(s.p99Ns),
                         Format.ns(s.maxNs), s.latePercent(), s.early, Format.nsOrDash(s.returnP50Ns),
@@ -221,9 +245,26 @@ public final class Bench {
         }
     }
 
+    /**
+     * The unrecorded waits before {@code method}'s cell at {@code d} ns, as
+     * every runtime's bench counts them (the Rust bench's
+     * {@code default_warmup}): about {@value #WARMUP_TARGET_NS} ns of waits,
+     * {@value #MIN_WARMUP} to {@value #MAX_WARMUP} of them; for a method that
+     * learns, about {@value #LEARNING_WARMUP_TARGET_NS} ns, {@value #MIN_WARMUP}
+     * to {@value #MAX_LEARNING_WARMUP}; each wait counted as {@code d} +
+     * {@value #PLANNING_OVERHEAD_NS} ns.
+     */
+    static int defaultWarmup(Method method, long d) {
+        long per = d + PLANNING_OVERHEAD_NS;
+        if (method.learns) {
+            return (int) Math.max(MIN_WARMUP, Math.min(MAX_LEARNING_WARMUP, LEARNING_WARMUP_TARGET_NS / per));
+        }
+        return (int) Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, WARMUP_TARGET_NS / per));
+    }
+
     private static void runCrowd(int threads, double scale) throws InterruptedException {
         long measure = (long) Math.max(200 * MS, Crowd.MEASURE_NS * scale);
-        Crowd.print(Crowd.runAll(threads, Crowd.WARMUP_MS * MS, measure), measure);
+        Crowd.print(Crowd.runAll(threads, Crowd.WARMUP, measure), measure);
     }
 
     private static String value(String[] args, int i) {

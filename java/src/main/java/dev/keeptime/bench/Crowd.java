@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
@@ -21,15 +22,18 @@ import java.util.concurrent.locks.LockSupport;
  * time ({@code com.sun.management.OperatingSystemMXBean.getProcessCpuTime()})
  * over the measured window ÷ its wall time, as a % of one core (all threads,
  * the JIT and GC included; Linux HotSpot counts it in clock ticks, 10 ms,
- * so ±0.5 % of a core over 2 s). Each method first runs
- * {@value #WARMUP_MS} ms unmeasured (keeptime learns its margins), then is
- * measured; sleeps that start after the window do not count.
+ * so ±0.5 % of a core over 2 s). Every thread first sleeps
+ * {@link #WARMUP} times unmeasured, as many as keeptime's cells at 1 ms get
+ * (its sleepers learn; the other methods lose nothing by the wait), as the
+ * Rust bench's crowd; when all have, the measured window starts for all of
+ * them at once. Sleeps that start after the window do not count.
  */
 final class Crowd {
     /** A sleep this much (ns) or less after its deadline is on time. */
     static final long LATE_NS = Stats.LATE_NS;
     static final long SLEEP_NS = 1_000_000;
-    static final long WARMUP_MS = 300;
+    /** Warm-up sleeps per thread, every method: {@code Bench.defaultWarmup(KEEPTIME, 1 ms)}, 943. */
+    static final int WARMUP = Bench.defaultWarmup(Method.KEEPTIME, SLEEP_NS);
     static final long MEASURE_NS = 2_000_000_000L;
 
     /** The methods of the crowd row. */
@@ -70,29 +74,33 @@ final class Crowd {
         return -1;
     }
 
-    /** Every method, one after the other, {@code threads} threads each. */
-    static List<Row> runAll(int threads, long warmupNs, long measureNs) throws InterruptedException {
+    /** Every method, one after the other, {@code threads} threads each, {@code warmup} sleeps each first. */
+    static List<Row> runAll(int threads, int warmup, long measureNs) throws InterruptedException {
         List<Row> rows = new ArrayList<>();
         for (Kind k : Kind.values()) {
-            rows.add(run(k, threads, SLEEP_NS, warmupNs, measureNs));
+            rows.add(run(k, threads, SLEEP_NS, warmup, measureNs));
         }
         return rows;
     }
 
-    /** {@code threads} threads of {@code kind} sleeping {@code sleepNs} in a loop: warm-up, then the window. */
-    static Row run(Kind kind, int threads, long sleepNs, long warmupNs, long measureNs) throws InterruptedException {
-        long start = System.nanoTime() + 20_000_000; // every thread started before the warm-up begins
-        long t0 = start + warmupNs;
-        long t1 = t0 + measureNs;
+    /**
+     * {@code threads} threads of {@code kind} sleeping {@code sleepNs} in a
+     * loop: {@code warmup} sleeps each, then, once every thread has done
+     * them, the window of {@code measureNs} for all at once.
+     */
+    static Row run(Kind kind, int threads, long sleepNs, int warmup, long measureNs) throws InterruptedException {
         long[][] errors = new long[threads][];
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicReference<String> note = new AtomicReference<>("");
+        CountDownLatch warmedUp = new CountDownLatch(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        long[] window = new long[2]; // its start and end (nanoTime), written before go opens
         List<Thread> workers = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
             int index = i;
             Thread t = new Thread(() -> {
                 try {
-                    errors[index] = loop(kind, index, sleepNs, start, t0, t1, note);
+                    errors[index] = loop(kind, index, sleepNs, warmup, warmedUp, go, window, note);
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
                 }
@@ -101,11 +109,14 @@ final class Crowd {
             workers.add(t);
             t.start();
         }
-        parkUntil(t0);
-        long wall0 = System.nanoTime();
+        warmedUp.await();
+        long t0 = System.nanoTime();
         long cpu0 = processCpuNs();
-        parkUntil(t1);
-        long wall = System.nanoTime() - wall0;
+        window[0] = t0;
+        window[1] = t0 + measureNs;
+        go.countDown();
+        parkUntil(window[1]);
+        long wall = System.nanoTime() - t0;
         long cpu1 = processCpuNs();
         for (Thread t : workers) {
             t.join();
@@ -131,41 +142,43 @@ final class Crowd {
         return new Row(kind, threads, s, s.late, note.get());
     }
 
-    private static long[] loop(Kind kind, int index, long d, long start, long t0, long t1,
-            AtomicReference<String> note) throws InterruptedException {
-        Sleeper sleeper = kind == Kind.KEEPTIME ? Sleeper.create()
-                : kind == Kind.KEEPTIME_IDLE_HINT ? Sleeper.builder().idleHint(0).build() : null;
+    /**
+     * One thread: {@code warmup} sleeps, then it counts down {@code warmedUp}
+     * (also when a warm-up sleep failed, so the crowd never waits for it),
+     * waits for {@code go} and records every sleep that starts before the
+     * window's end.
+     */
+    private static long[] loop(Kind kind, int index, long d, int warmup, CountDownLatch warmedUp,
+            CountDownLatch go, long[] window, AtomicReference<String> note) throws InterruptedException {
+        Sleeper sleeper = null;
         try {
-            if (sleeper != null && index == 0 && kind == Kind.KEEPTIME_IDLE_HINT) {
-                IdleHintStatus st = sleeper.idleHintStatus();
-                note.set("idle hint " + st);
+            try {
+                sleeper = kind == Kind.KEEPTIME ? Sleeper.create()
+                        : kind == Kind.KEEPTIME_IDLE_HINT ? Sleeper.builder().idleHint(0).build() : null;
+                if (sleeper != null && index == 0 && kind == Kind.KEEPTIME_IDLE_HINT) {
+                    IdleHintStatus st = sleeper.idleHintStatus();
+                    note.set("idle hint " + st);
+                }
+                for (int i = 0; i < warmup; i++) {
+                    sleepOnce(kind, sleeper, System.nanoTime(), d);
+                }
+            } finally {
+                warmedUp.countDown();
             }
-            parkUntil(start);
-            long[] out = new long[(int) ((t1 - t0) / d) + 16];
+            go.await();
+            long t1 = window[1];
+            long[] out = new long[(int) ((t1 - window[0]) / d) + 16];
             int n = 0;
             while (true) {
                 long now = System.nanoTime();
                 if (now - t1 >= 0) {
                     break;
                 }
-                long deadline = now + d;
-                switch (kind) {
-                    case PARK_NANOS:
-                        LockSupport.parkNanos(d);
-                        break;
-                    case THREAD_SLEEP:
-                        Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
-                        break;
-                    default:
-                        sleeper.sleepUntil(deadline);
+                long error = sleepOnce(kind, sleeper, now, d);
+                if (n == out.length) {
+                    out = Arrays.copyOf(out, n * 2);
                 }
-                long woke = System.nanoTime(); // the caller's reading, for every method alike
-                if (now - t0 >= 0) {
-                    if (n == out.length) {
-                        out = Arrays.copyOf(out, n * 2);
-                    }
-                    out[n++] = woke - deadline;
-                }
+                out[n++] = error;
             }
             return Arrays.copyOf(out, n);
         } finally {
@@ -173,6 +186,25 @@ final class Crowd {
                 sleeper.close();
             }
         }
+    }
+
+    /**
+     * One sleep of {@code d} from {@code now} (a reading taken just before);
+     * returns the error: the caller's first reading after it returned − the deadline.
+     */
+    private static long sleepOnce(Kind kind, Sleeper sleeper, long now, long d) throws InterruptedException {
+        long deadline = now + d;
+        switch (kind) {
+            case PARK_NANOS:
+                LockSupport.parkNanos(d);
+                break;
+            case THREAD_SLEEP:
+                Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+                break;
+            default:
+                sleeper.sleepUntil(deadline);
+        }
+        return System.nanoTime() - deadline; // the caller's reading, for every method alike
     }
 
     private static void parkUntil(long t) {
@@ -184,8 +216,8 @@ final class Crowd {
 
     static void print(List<Row> rows, long measureNs) {
         Row first = rows.get(0);
-        System.out.printf(Locale.ROOT, "%n## crowd: %d threads × %s sleeps, %s per method after %d ms of warm-up%n%n",
-                first.threads(), Bench.Format.duration(SLEEP_NS), Bench.Format.duration(measureNs), WARMUP_MS);
+        System.out.printf(Locale.ROOT, "%n## crowd: %d threads × %s sleeps, %s per method after %d sleeps of warm-up per thread%n%n",
+                first.threads(), Bench.Format.duration(SLEEP_NS), Bench.Format.duration(measureNs), WARMUP);
         System.out.println("| method | sleeps | p50 | p99 | max | early | late > 2 µs | process CPU (% of one core) |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {

@@ -17,23 +17,29 @@ import java.util.concurrent.locks.LockSupport;
  * also gives the return path: the caller's reading minus that one.
  */
 enum Method {
-    BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline, no pause hint; a whole core", false, false),
-    SPIN_PAUSE("spin-pause", "System.nanoTime() with Thread.onSpinWait() between reads until the deadline: the pure-spin accuracy baseline; a whole core", false, false),
-    THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack; JDK 17 rounds a sub-millisecond remainder up to 1 ms", false, false),
-    PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", true, false),
-    PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+)", true, true),
-    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline), the static method on the thread's sleeper, tail target 1 % (the default): the cheapest plan of parkNanos waits and a Thread.onSpinWait() spin that keeps at most 1 % of sleeps late; timer slack 1 ns on JDK 22+", false, false),
-    KEEPTIME_SLEEPER("keeptime-sleeper", "an owned Sleeper (Sleeper.create(), tail target 1 %), sleepUntil(deadline)", false, false),
-    KEEPTIME_RELAXED("keeptime-relaxed", "an owned Sleeper, tail target 5 % (TailTarget.RELAXED)", false, false),
-    KEEPTIME_STRICT("keeptime-strict", "an owned Sleeper, tail target 0.1 % (TailTarget.STRICT)", false, false),
-    KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "an owned Sleeper with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", false, true),
-    KEEPTIME_EFFICIENT("keeptime-efficient", "an owned Sleeper in Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin; may end early by design", true, false);
+    // id, description, mayReturnEarly, needsSlackControl, learns
+    BUSY_LOOP("busy-loop", "System.nanoTime() in a tight loop until the deadline, no pause hint; a whole core", false, false, false),
+    SPIN_PAUSE("spin-pause", "System.nanoTime() with Thread.onSpinWait() between reads until the deadline: the pure-spin accuracy baseline; a whole core", false, false, false),
+    THREAD_SLEEP("thread-sleep", "Thread.sleep(ms, ns) with the thread's default timer slack; JDK 17 rounds a sub-millisecond remainder up to 1 ms", false, false, false),
+    PARK_NANOS("park-nanos", "LockSupport.parkNanos(d), once, default timer slack; may return early (spuriously)", true, false, false),
+    PARK_NANOS_SLACK_1NS("park-nanos-slack-1ns", "LockSupport.parkNanos(d) with timer slack 1 ns (prctl via FFM, JDK 22+)", true, true, false),
+    KEEPTIME("keeptime", "KeepTime.sleepUntil(deadline), the static method on the thread's sleeper, tail target 1 % (the default): the cheapest plan of parkNanos waits and a Thread.onSpinWait() spin that keeps at most 1 % of sleeps late; timer slack 1 ns on JDK 22+", false, false, true),
+    KEEPTIME_SLEEPER("keeptime-sleeper", "an owned Sleeper (Sleeper.create(), tail target 1 %), sleepUntil(deadline)", false, false, true),
+    KEEPTIME_RELAXED("keeptime-relaxed", "an owned Sleeper, tail target 5 % (TailTarget.RELAXED)", false, false, true),
+    KEEPTIME_STRICT("keeptime-strict", "an owned Sleeper, tail target 0.1 % (TailTarget.STRICT)", false, false, true),
+    KEEPTIME_DEFAULT_SLACK("keeptime-default-slack", "an owned Sleeper with the timer slack left at the default (learns the 50 µs slack and spins for it, as on JDK 17)", false, true, true),
+    KEEPTIME_EFFICIENT("keeptime-efficient", "an owned Sleeper in Mode.EFFICIENT: one parkNanos compensated by the median overshoot, no spin; may end early by design", true, false, true);
 
     final String id;
     final String description;
     final boolean mayReturnEarly;
     /** Only meaningful where keeptime can set the timer slack (JDK 22+ on Linux). */
     final boolean needsSlackControl;
+    /**
+     * The method's sleeper learns from its own waits (keeptime's wake-up
+     * model), so its cells warm up longer ({@link Bench#defaultWarmup}).
+     */
+    final boolean learns;
 
     /** What kind of wait this is: the {@code family} of spec/bench-result.md. */
     String family() {
@@ -51,11 +57,12 @@ enum Method {
         }
     }
 
-    Method(String id, String description, boolean mayReturnEarly, boolean needsSlackControl) {
+    Method(String id, String description, boolean mayReturnEarly, boolean needsSlackControl, boolean learns) {
         this.id = id;
         this.description = description;
         this.mayReturnEarly = mayReturnEarly;
         this.needsSlackControl = needsSlackControl;
+        this.learns = learns;
     }
 
     /**

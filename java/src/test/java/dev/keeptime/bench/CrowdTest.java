@@ -11,7 +11,7 @@ class CrowdTest {
     @Test
     void aShortCrowdMeasuresEveryThreadAndKeeptimeIsNeverEarly() throws InterruptedException {
         for (Crowd.Kind kind : new Crowd.Kind[] {Crowd.Kind.KEEPTIME, Crowd.Kind.KEEPTIME_IDLE_HINT, Crowd.Kind.THREAD_SLEEP}) {
-            Crowd.Row row = Crowd.run(kind, 3, 1_000_000, 20_000_000, 100_000_000);
+            Crowd.Row row = Crowd.run(kind, 3, 1_000_000, 20, 100_000_000);
             Stats s = row.stats();
             assertNotNull(s, () -> kind.id + ": " + row.note());
             assertEquals(0, s.early, kind.id);
