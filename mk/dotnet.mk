@@ -19,6 +19,8 @@ DOTNET_TESTS  := $(wildcard $(DOTNET_DIR)/tests/KeepTime.Tests/*.cs)
 # The child process of EnvProfileTests (KEEPTIME_PROFILE is read once per process).
 DOTNET_ENV_CHILD := $(wildcard $(DOTNET_DIR)/tests/EnvProfileChild/*.cs)
 DOTNET_BENCH  := $(wildcard $(DOTNET_DIR)/bench/*.cs)
+# The bench's warm-up rule, compiled into the tests too (it uses only System).
+DOTNET_BENCH_RULE := $(DOTNET_DIR)/bench/WarmupRule.cs
 # csc-compatible flags; C# 7 is what Mono's mcs speaks.
 MCS_FLAGS     := -langversion:7 -optimize+ -debug -warnaserror+ -nologo
 NUNIT_LIB     := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
@@ -47,7 +49,7 @@ dotnet-lib: dotnet-setup c-lib
 # cannot unload a domain such a thread has run in.
 test-dotnet: dotnet-lib
 	mcs $(MCS_FLAGS) -target:library -r:$(DOTNET_BUILD)/KeepTime.dll -r:$(NUNIT_LIB) \
-		-out:$(DOTNET_BUILD)/KeepTime.Tests.dll $(DOTNET_TESTS)
+		-out:$(DOTNET_BUILD)/KeepTime.Tests.dll $(DOTNET_TESTS) $(DOTNET_BENCH_RULE)
 	mcs $(MCS_FLAGS) -target:exe -r:$(DOTNET_BUILD)/KeepTime.dll \
 		-out:$(DOTNET_BUILD)/keeptime-env-child.exe $(DOTNET_ENV_CHILD)
 	cp $(NUNIT_LIB) $(DOTNET_BUILD)/

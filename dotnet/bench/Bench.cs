@@ -38,6 +38,7 @@ namespace Dev.KeepTime.Bench
     {
         public string Name, Description, Family;
         public bool Async, MayReturnEarly, IsKeepTime;
+        public bool Learns;                        // its sleeper learns from its own waits: a longer warm-up (WarmupRule)
         public Action<long, long> Wait;            // sync: (start ns, duration ns), returns at/after the deadline
         public Func<long, Task> WaitAsync;         // async: (duration ns)
     }
@@ -46,6 +47,7 @@ namespace Dev.KeepTime.Bench
     {
         public Method Method;
         public long DurationNs;
+        public int Warmup;                         // unrecorded waits before the cell
         public long[] Errors;
         public int N;
         public long ThreadCpuNs, ProcessCpuNs, WallNs, SlackNs;
@@ -89,11 +91,11 @@ namespace Dev.KeepTime.Bench
                     Wait = (s, d) => Thread.Sleep(TimeSpan.FromTicks(d / 100)) },
                 new Method { Name = "hybrid-1ms", Family = "sleep-then-spin hybrid", Description = "the 1 ms sleep-then-spin hybrid: Thread.Sleep to 1 ms before the deadline, then a busy loop",
                     Wait = (s, d) => { long dl = SwDeadline(s, d); if (d > 1000000) Thread.Sleep(TimeSpan.FromTicks((d - 1000000) / 100)); while (Stopwatch.GetTimestamp() < dl) { } } },
-                new Method { Name = "keeptime", IsKeepTime = true, Family = "keeptime", Description = "KeepTime.Sleep(TimeSpan): the thread's exact sleeper (OS wait to a learned margin, then a spin)",
+                new Method { Name = "keeptime", IsKeepTime = true, Learns = true, Family = "keeptime", Description = "KeepTime.Sleep(TimeSpan): the thread's exact sleeper (OS wait to a learned margin, then a spin)",
                     Wait = (s, d) => KeepTime.Sleep(TimeSpan.FromTicks(d / 100)) },
                 new Method { Name = "task-delay", Async = true, Family = "async timer", Description = "await Task.Delay(TimeSpan) on the thread pool",
                     WaitAsync = d => Task.Delay(TimeSpan.FromTicks(d / 100)) },
-                new Method { Name = "keeptime-delay", Async = true, IsKeepTime = true, Family = "keeptime", Description = "await KeepTime.Delay(TimeSpan) on the thread pool: keeptime's waiter calls back a learned lead early, a pool thread spins the rest",
+                new Method { Name = "keeptime-delay", Async = true, IsKeepTime = true, Learns = true, Family = "keeptime", Description = "await KeepTime.Delay(TimeSpan) on the thread pool: keeptime's waiter calls back a learned lead early, a pool thread spins the rest",
                     WaitAsync = d => KeepTime.Delay(TimeSpan.FromTicks(d / 100)) },
             };
         }
@@ -115,7 +117,7 @@ namespace Dev.KeepTime.Bench
 
             long[] durations = { 100000, 1000000, 10000000 };
             var samples = new Dictionary<long, int> { { 100000, 4000 }, { 1000000, 2000 }, { 10000000, 300 } };
-            const int rounds = 10, warmup = 20;
+            const int rounds = 10;
             var methods = Methods();
             var workers = methods.Where(m => !m.Async).ToDictionary(m => m.Name, m => new Worker("bench-" + m.Name));
             var cells = new List<Cell>();
@@ -123,13 +125,15 @@ namespace Dev.KeepTime.Bench
                 foreach (var m in methods)
                 {
                     int n = Math.Max(rounds, (int)(samples[d] * scale) / rounds * rounds);
-                    cells.Add(new Cell { Method = m, DurationNs = d, Errors = new long[n], SlackNs = startSlack });
+                    cells.Add(new Cell { Method = m, DurationNs = d, Warmup = WarmupRule.Default(m.Learns, d), Errors = new long[n], SlackNs = startSlack });
                 }
 
             Console.WriteLine("keeptime-bench (.NET): {0}, Stopwatch {1} Hz, {2} methods x {3} durations, {4} interleaved rounds",
                 KeepTime.NativeVersion == null ? "" : RuntimeName(), Freq, methods.Count, durations.Length, rounds);
+            Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits (at most 3000) for {0}, which learn; about 50 ms (at most 1000) for the others",
+                string.Join(" and ", methods.Where(m => m.Learns).Select(m => m.Name)));
             // Warm-up: every cell, not recorded.
-            foreach (var c in cells) RunBlock(c, warmup, workers, record: false);
+            foreach (var c in cells) RunBlock(c, c.Warmup, workers, record: false);
             for (int r = 0; r < rounds; r++)
                 foreach (var c in cells) RunBlock(c, c.Errors.Length / rounds, workers, record: true);
             foreach (var c in cells) if (c.Method.Name == "keeptime") c.SlackNs = 1;
@@ -138,7 +142,7 @@ namespace Dev.KeepTime.Bench
             PrintTargets(cells);
             if (json != null)
             {
-                File.WriteAllText(json, Json(created, startSlack, clocks, methods, durations, cells, warmup, scale));
+                File.WriteAllText(json, Json(created, startSlack, clocks, methods, durations, cells, scale));
                 Console.WriteLine("wrote " + json);
             }
             return 0;
@@ -284,7 +288,7 @@ namespace Dev.KeepTime.Bench
             return null;
         }
 
-        private static string Json(DateTime created, long slack, string clocks, List<Method> methods, long[] durations, List<Cell> cells, int warmup, double scale)
+        private static string Json(DateTime created, long slack, string clocks, List<Method> methods, long[] durations, List<Cell> cells, double scale)
         {
             var sb = new StringBuilder();
             var clockDoc = clocks;
@@ -303,7 +307,8 @@ namespace Dev.KeepTime.Bench
               .Append(",\"timer_slack_ns\":").Append(slack).Append(",\"virtualization\":").Append(Q(virt)).Append(",\"preemption\":").Append(Q(preempt)).Append("},");
             sb.Append("\"parameters\":{\"schedule\":\"sleep\",\"cpu_clock\":\"process\",\"durations_ns\":[").Append(string.Join(",", durations)).Append("],");
             sb.Append("\"methods\":[").Append(string.Join(",", methods.Select(m => Q(m.Name)))).Append("],");
-            sb.Append("\"samples\":null,\"warmup\":").Append(warmup).Append(",\"budget_ns\":null,\"pin_cpu\":null,\"priority\":null,\"scale\":").Append(F(scale)).Append("},");
+            // samples and warmup: null, the bench chose them (per cell, below)
+            sb.Append("\"samples\":null,\"warmup\":null,\"budget_ns\":null,\"pin_cpu\":null,\"priority\":null,\"scale\":").Append(F(scale)).Append("},");
             sb.Append("\"methods\":[").Append(string.Join(",", methods.Select(m => "{\"name\":" + Q(m.Name) + ",\"description\":" + Q(m.Description) +
                 ",\"family\":" + Q(m.Family) + ",\"may_return_early\":" + (m.MayReturnEarly ? "true" : "false") + "}"))).Append("],");
             sb.Append("\"results\":[");
@@ -319,7 +324,7 @@ namespace Dev.KeepTime.Bench
                 if (!first) sb.Append(',');
                 first = false;
                 sb.Append("{\"method\":").Append(Q(c.Method.Name)).Append(",\"duration_ns\":").Append(c.DurationNs)
-                  .Append(",\"warmup\":").Append(warmup).Append(",\"timer_slack_ns\":").Append(c.SlackNs)
+                  .Append(",\"warmup\":").Append(c.Warmup).Append(",\"timer_slack_ns\":").Append(c.SlackNs)
                   .Append(",\"samples\":").Append(n).Append(",\"min_ns\":").Append(s[0]).Append(",\"mean_ns\":").Append(F(mean))
                   .Append(",\"stddev_ns\":").Append(F(sd))
                   .Append(",\"p50_ns\":").Append(Rank(s, 500)).Append(",\"p90_ns\":").Append(Rank(s, 900))
