@@ -43,7 +43,7 @@ func lateCount(errors []int64) uint64 {
 type crowdPlan struct {
 	goroutines int
 	wait       time.Duration // each sleep
-	warmup     time.Duration // per goroutine, not measured
+	warmup     uint64        // sleeps per goroutine before the measurement, not measured
 	measure    time.Duration // per goroutine, measured
 }
 
@@ -116,7 +116,7 @@ func runCrowd(c clock, p crowdPlan, m crowdMethod) crowdRow {
 				wait(c.anchor.Add(deadline), p.wait)
 				return int64(c.now() - deadline)
 			}
-			for end := c.now() + p.warmup; c.now() < end; {
+			for range p.warmup {
 				sample()
 			}
 			mine := make([]int64, 0, perGoroutine)
@@ -144,7 +144,7 @@ func runCrowd(c clock, p crowdPlan, m crowdMethod) crowdRow {
 // printCrowd writes the crowd rows, the idle-latency state they ran under
 // and what the columns mean.
 func printCrowd(w io.Writer, p crowdPlan, idle keeptime.IdleLatencyReport, rows []crowdRow) {
-	fmt.Fprintf(w, "\ncrowd: %d goroutines at once, each sleeping %s in a loop for %s after %s of warm-up; GOMAXPROCS %d, %d CPUs\n",
+	fmt.Fprintf(w, "\ncrowd: %d goroutines at once, each sleeping %s in a loop for %s after %d sleeps of warm-up; GOMAXPROCS %d, %d CPUs\n",
 		p.goroutines, fmtDuration(p.wait), p.measure, p.warmup, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	fmt.Fprintln(w, "idle:", describeIdle(idle))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -13,7 +13,7 @@ import (
 // the hint held or refused and released).
 func TestCrowdIsNeverEarly(t *testing.T) {
 	c := clock{anchor: time.Now()}
-	p := crowdPlan{goroutines: 3, wait: 500 * time.Microsecond, warmup: 5 * time.Millisecond, measure: 20 * time.Millisecond}
+	p := crowdPlan{goroutines: 3, wait: 500 * time.Microsecond, warmup: 5, measure: 20 * time.Millisecond}
 	zero := keeptime.IdleHintZero
 	for _, m := range []crowdMethod{timeSleepCrowd(), keeptimeCrowd(keeptime.TailBalanced, nil), keeptimeCrowd(keeptime.TailBalanced, &zero)} {
 		r := runCrowd(c, p, m)
@@ -39,7 +39,7 @@ func TestCrowdTable(t *testing.T) {
 		{method: "keeptime, idle hint 0 µs", goroutines: 16, late: 250, cpuOK: false, hint: &held,
 			stats: Stats{Samples: 1000, P50Ns: 900, P99Ns: 115_000, MaxNs: 770_000}},
 	}
-	printCrowd(&out, crowdPlan{goroutines: 16, wait: time.Millisecond, warmup: 200 * time.Millisecond, measure: 2 * time.Second},
+	printCrowd(&out, crowdPlan{goroutines: 16, wait: time.Millisecond, warmup: 943, measure: 2 * time.Second},
 		keeptime.IdleLatencyReport{Driver: "none", Governor: "menu", InForceMicros: &in, MayRequest: true}, rows)
 	// Columns are aligned by a tabwriter: compare with single spaces.
 	var lines []string
@@ -48,7 +48,7 @@ func TestCrowdTable(t *testing.T) {
 	}
 	got := strings.Join(lines, "\n")
 	for _, want := range []string{
-		"crowd: 16 goroutines at once, each sleeping 1ms in a loop for 2s after 200ms of warm-up; GOMAXPROCS ",
+		"crowd: 16 goroutines at once, each sleeping 1ms in a loop for 2s after 943 sleeps of warm-up; GOMAXPROCS ",
 		"idle: cpuidle driver none, governor menu; PM QoS CPU latency in force 2000000000 µs (unconstrained); this process may hold the idle-latency hint\n",
 		"goroutines method samples p50 p99 max early late > 2 µs process CPU %\n",
 		"\n16 time.Sleep 1000 80.00 µs 150.00 µs 1.30 ms 0 100.0 % 9.0\n",

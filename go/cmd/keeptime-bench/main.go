@@ -33,7 +33,8 @@
 //
 // Then the crowd rows (--crowd 0 turns them off): --crowd N
 // goroutines at once (default 16), each sleeping --crowd-wait (1 ms) in a
-// loop for --crowd-for (2 s, after a tenth of it as warm-up), with
+// loop for --crowd-for (2 s, after as many warm-up sleeps as a keeptime
+// cell at that length gets, 943 at 1 ms, or --warmup N), with
 // time.Sleep as the baseline, then one keeptime Exact sleeper per
 // goroutine, then (with --idle-hint US) keeptime sleepers holding the
 // idle-latency hint; p50, p99, max, early, the share of sleeps more than
@@ -85,7 +86,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	export := fs.String("export-json", "", "write the results in the bench result format (spec/bench-result.md) to `FILE`")
 	crowd := fs.Int("crowd", 16, "crowd rows: `N` goroutines sleeping at once with keeptime, then with time.Sleep (0 = off, at most 4096)")
 	crowdWait := fs.Duration("crowd-wait", time.Millisecond, "each crowd sleep")
-	crowdFor := fs.Duration("crowd-for", 2*time.Second, "how long each crowd row is measured (after a tenth of it as warm-up)")
+	crowdFor := fs.Duration("crowd-for", 2*time.Second, "how long each crowd row is measured (after the warm-up: as many sleeps as a keeptime cell at --crowd-wait gets, or --warmup)")
 	crowdOnly := fs.Bool("crowd-only", false, "run the crowd rows only, not the per-duration table")
 	idleHint := fs.String("idle-hint", "", "add a crowd row of keeptime sleepers holding the idle-latency hint of `US` µs (0 to 2147483647; idle CPUs poll while it is held)")
 	if err := fs.Parse(args); err != nil {
@@ -141,7 +142,13 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if *crowdOnly && *crowd == 0 {
 		return o, errors.New("--crowd-only with --crowd 0 runs nothing")
 	}
-	o.crowd = crowdPlan{goroutines: *crowd, wait: *crowdWait, warmup: *crowdFor / 10, measure: *crowdFor}
+	// Every method's goroutines warm up as long as keeptime's cells do at
+	// that length: its sleepers learn, and the others lose nothing by it.
+	crowdWarmup := defaultWarmup(method{learns: true}, *crowdWait)
+	if o.warmup != nil {
+		crowdWarmup = *o.warmup
+	}
+	o.crowd = crowdPlan{goroutines: *crowd, wait: *crowdWait, warmup: crowdWarmup, measure: *crowdFor}
 	o.crowdOnly = *crowdOnly
 	if *idleHint != "" {
 		us, err := strconv.ParseInt(strings.TrimSpace(*idleHint), 10, 64)

@@ -196,8 +196,16 @@ func TestParseArgs(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	if o.crowd != (crowdPlan{goroutines: 16, wait: time.Millisecond, warmup: 200 * time.Millisecond, measure: 2 * time.Second}) || o.idleHint != nil {
+	// 943 warm-up sleeps: a keeptime cell's at 1 ms (1 s / 1.06 ms).
+	if o.crowd != (crowdPlan{goroutines: 16, wait: time.Millisecond, warmup: 943, measure: 2 * time.Second}) || o.idleHint != nil {
 		t.Errorf("crowd defaults: %+v %v", o.crowd, o.idleHint)
+	}
+	// --warmup sets the crowd's too; --crowd-wait changes its default.
+	if o, err := parseArgs([]string{"--warmup", "7"}, &stderr); err != nil || o.crowd.warmup != 7 {
+		t.Errorf("--warmup 7: crowd warm-up %d, %v", o.crowd.warmup, err)
+	}
+	if o, err := parseArgs([]string{"--crowd-wait", "250us"}, &stderr); err != nil || o.crowd.warmup != 3_000 {
+		t.Errorf("--crowd-wait 250us: crowd warm-up %d, %v", o.crowd.warmup, err)
 	}
 	_, err = parseArgs([]string{"--idle-hint", "-1"}, &stderr)
 	if err == nil || err.Error() != "--idle-hint: keeptime: idle-latency hint must be 0 to 2147483647 µs (got -1 µs)" {
