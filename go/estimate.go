@@ -24,7 +24,9 @@ import "math/bits"
 //     are not trusted to wake earlier than any longer wait: their margin is
 //     at least every live longer bucket's at the same share (once they are
 //     half what the share needs, every live longer bucket's that is
-//     established at it).
+//     established at it); a longer bucket itself too young for the share
+//     answers with its samples pooled with those of the nearest shorter
+//     bucket, at most two shorter, that places it (bound).
 //   - A short bucket (up to poolMaxBucket, waits below 524 µs) too young for
 //     a share on its own is answered by its live neighbours' samples pooled
 //     (b − 1, b, b + 1), never below its own samples' quantile.
@@ -541,8 +543,7 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	halfGrown := e.places(v.n, min(sharePpm, ppm)*2)
 	for l := b + 1; l < buckets; l++ {
 		if e.isLive(l) && (!halfGrown || e.places(uint64(e.buckets[l].len), sharePpm)) {
-			lv := e.viewOf(l, false)
-			own = max(own, e.quantile(&lv, sharePpm))
+			own = max(own, e.bound(l, sharePpm))
 		}
 	}
 	// Nor earlier than the nearest shorter wait that knows its tail (places
@@ -555,6 +556,28 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 		}
 	}
 	return own
+}
+
+// bound is what the longer bucket l says of a younger, shorter view at
+// sharePpm (spec/estimator.md, bound): its own quantile once it places the
+// share on its own; before that, its samples pooled with those of the
+// nearest shorter bucket that does, at most two buckets shorter (and at
+// least that bucket's own quantile), so that one stall among its first
+// wake-ups counts as one among hundreds rather than as the tail of every
+// shorter wait.
+func (e *estimator) bound(l int, sharePpm uint64) uint64 {
+	alone := e.viewOf(l, false)
+	if e.places(alone.n, sharePpm) {
+		return e.quantile(&alone, sharePpm)
+	}
+	for s := l - 1; s >= max(l-2, 0); s-- {
+		if e.isLive(s) && e.places(uint64(e.buckets[s].len), sharePpm) {
+			sv := e.viewOf(s, false)
+			pool := view{members: [3]int{l, s}, len: 2, n: alone.n + sv.n}
+			return max(e.quantile(&pool, sharePpm), e.quantile(&sv, sharePpm))
+		}
+	}
+	return e.quantile(&alone, sharePpm)
 }
 
 // places reports whether n samples are enough to set one aside at

@@ -372,7 +372,7 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 	halfGrown := (scanOf(e, members...).n+1)*min(2*min(p, ppm), ppm) >= ppm
 	for l := b + 1; l < buckets; l++ {
 		if e.isLive(l) && (!halfGrown || (scanOf(e, l).n+1)*min(p, ppm) >= ppm) {
-			m = max(m, scanOf(e, l).quantile(p))
+			m = max(m, specBound(e, l, p))
 		}
 	}
 	// Nor below the nearest shorter bucket established at p on its own.
@@ -383,6 +383,22 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 		}
 	}
 	return m
+}
+
+// specBound is the spec's bound(l, p), by scanning: l's own quantile if it
+// places p; else l and the nearest live s in [l-2, l) that places p, pooled,
+// and at least s's own; else l's own.
+func specBound(e *estimator, l int, p uint64) uint64 {
+	places := func(n uint64) bool { return (n+1)*min(p, ppm) >= ppm }
+	if places(scanOf(e, l).n) {
+		return scanOf(e, l).quantile(p)
+	}
+	for s := l - 1; s >= 0 && s >= l-2; s-- {
+		if e.isLive(s) && places(scanOf(e, s).n) {
+			return max(scanOf(e, l, s).quantile(p), scanOf(e, s).quantile(p))
+		}
+	}
+	return scanOf(e, l).quantile(p)
 }
 
 func (m scanModel) quantile(p uint64) uint64 {

@@ -476,9 +476,11 @@ impl MarginEstimator {
     /// quantile. Samples too few for the share (`k = 0`) answer their largest,
     /// and at least the same quantile of every live longer bucket (once they
     /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
-    /// live longer bucket established at the share on its own), and of
-    /// the nearest live shorter bucket established at the share on its own.
-    /// [`DEFAULT_MARGIN_NS`] when nothing has been observed.
+    /// live longer bucket established at the share on its own; a longer
+    /// bucket too young for the share counts with its samples pooled with
+    /// the nearest shorter one, at most two shorter, that places it), and
+    /// of the nearest live shorter bucket established at the share on its
+    /// own. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {
         let Some(v) = self.view(b, share_ppm) else {
             return DEFAULT_MARGIN_NS;
@@ -502,14 +504,16 @@ impl MarginEstimator {
         // view holds half the samples the share needs, a longer bucket
         // bounds it only if it is established at the share itself: a young
         // longer bucket's largest sample is a one-in-a-hundred wake-up,
-        // no better evidence of the rare tail than this view's own.
+        // no better evidence of the rare tail than this view's own. And a
+        // longer bucket too young for the share bounds it through its pool
+        // with the nearest shorter bucket that knows its tail (`bound`).
         let half_grown = self.places(v.n, share_ppm.saturating_mul(2));
         let longer = (b + 1..BUCKETS)
             .filter(|&l| {
                 self.is_live(l)
                     && (!half_grown || self.places(self.buckets[l].len as u64, share_ppm))
             })
-            .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
+            .map(|l| self.bound(l, share_ppm))
             .fold(own, u64::max);
         // Nor earlier than the nearest shorter wait that knows its tail
         // (places the share on its own): longer waits wake no earlier. A
@@ -522,6 +526,36 @@ impl MarginEstimator {
             .find(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
             .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
             .map_or(longer, |q| q.max(longer))
+    }
+
+    /// What the longer bucket `l` says of a younger, shorter view at
+    /// `share_ppm` (`spec/estimator.md`, *bound*): its own quantile once it
+    /// places the share on its own; before that, its samples pooled with
+    /// those of the nearest shorter bucket that does, at most two buckets
+    /// shorter (and at least that bucket's own quantile), so that one stall
+    /// among its first wake-ups counts as one among hundreds rather than as
+    /// the tail of every shorter wait.
+    fn bound(&self, l: usize, share_ppm: u64) -> u64 {
+        let n = self.buckets[l].len as u64;
+        let alone = View::one(l, n, false);
+        if self.places(n, share_ppm) {
+            return self.quantile(&alone, share_ppm);
+        }
+        let Some(s) = (l.saturating_sub(2)..l)
+            .rev()
+            .find(|&s| self.is_live(s) && self.places(self.buckets[s].len as u64, share_ppm))
+        else {
+            return self.quantile(&alone, share_ppm);
+        };
+        let ns = self.buckets[s].len as u64;
+        let pool = View {
+            members: [l, s, 0],
+            len: 2,
+            n: n + ns,
+            established: false,
+        };
+        self.quantile(&pool, share_ppm)
+            .max(self.quantile(&View::one(s, ns, false), share_ppm))
     }
 
     /// Whether `n` samples are enough for a margin at `share_ppm`:

@@ -553,6 +553,26 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExact(2_500 * us, 10_000, 0),
         ],
     ));
+    // 15. A young longer bucket bounds a young shorter one through its pool
+    //     with the nearest shorter bucket that knows its tail: 300 waits of
+    //     1 ms (bucket 6, every 50th 120-150 µs late) place the 5 % and 1 %
+    //     shares; 40 waits of 2.5 ms (bucket 8) hold one stall of about
+    //     1.7 ms, too young for 1 %; five waits of 400 µs (bucket 5) about
+    //     25 µs late. At 1 % bucket 5 answers the pool of buckets 8 and 6
+    //     (its third largest of 340, a 1 ms wait's tail), not the stall;
+    //     bucket 8 itself still answers its own largest, the stall.
+    cases.push(run_estimator_case(
+        "a_young_longer_bucket_bounds_through_the_shorter_pool",
+        &[
+            Begin,
+            ObserveEach(ms, spread(300, 25_000, 10_000, 50, 120_000)),
+            ObserveEach(2_500 * us, spread(40, 25_000, 5_000, 40, 1_400_000)),
+            ObserveEach(400 * us, spread(5, 25_000, 5_000, 0, 0)),
+            Check,
+            PlanExact(2_500 * us, 10_000, 0),
+            PlanExact(400 * us, 10_000, 0),
+        ],
+    ));
     cases
 }
 

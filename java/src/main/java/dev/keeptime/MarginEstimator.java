@@ -33,7 +33,10 @@ import java.util.Arrays;
  *       1 %, 999 at 0.1 %) its margin is at least every live longer bucket's
  *       at that share, as the maximum of a few samples says little about a
  *       rare tail (once it holds half the samples the share needs, every
- *       live longer bucket's that is established at that share);</li>
+ *       live longer bucket's that is established at that share); a longer
+ *       bucket itself too young for the share answers with its samples
+ *       pooled with those of the nearest shorter bucket, at most two
+ *       shorter, that places it;</li>
  *   <li><b>one outlier</b> counts for exactly {@value #WINDOW} further OS
  *       waits of its length (or until its bucket goes {@value #HORIZON} sleeps
  *       unused); once the bucket holds {@code n} samples with
@@ -477,7 +480,9 @@ public final class MarginEstimator {
      * their largest, and at least the same quantile of every live bucket
      * longer than {@code b} (once they are half what the share needs,
      * {@code places(n, 2 · share)}, of every live longer bucket established
-     * at the share on its own): a young bucket is never trusted to wake
+     * at the share on its own; a longer bucket too young for the share
+     * counts with its samples pooled with the nearest shorter one, at most
+     * two shorter, that places it): a young bucket is never trusted to wake
      * earlier than any longer wait; nor than the nearest live shorter
      * bucket established at the share on its own. {@value #DEFAULT_MARGIN_NS} ns when nothing is live.
      *
@@ -510,7 +515,7 @@ public final class MarginEstimator {
         boolean halfGrown = places(v.n, U64.min(sharePpm, PPM) * 2);
         for (int l = b + 1; l < BUCKETS; l++) {
             if (isLive(l) && (!halfGrown || places(len[l], sharePpm))) {
-                own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
+                own = U64.max(own, bound(l, sharePpm));
             }
         }
         // Nor earlier than the nearest shorter wait that knows its tail
@@ -522,6 +527,33 @@ public final class MarginEstimator {
             }
         }
         return own;
+    }
+
+    /**
+     * What the longer bucket {@code l} says of a younger, shorter view at
+     * {@code sharePpm} (spec/estimator.md, bound): its own quantile once it
+     * places the share on its own; before that, its samples pooled with those
+     * of the nearest shorter bucket that does, at most two buckets shorter
+     * (and at least that bucket's own quantile), so that one stall among its
+     * first wake-ups counts as one among hundreds rather than as the tail of
+     * every shorter wait.
+     */
+    private long bound(int l, long sharePpm) {
+        View alone = View.one(l, len[l], false);
+        if (places(len[l], sharePpm)) {
+            return quantile(alone, sharePpm);
+        }
+        for (int s = l - 1; s >= Math.max(l - 2, 0); s--) {
+            if (isLive(s) && places(len[s], sharePpm)) {
+                View pool = new View();
+                pool.members[0] = l;
+                pool.members[1] = s;
+                pool.len = 2;
+                pool.n = len[l] + len[s];
+                return U64.max(quantile(pool, sharePpm), quantile(View.one(s, len[s], false), sharePpm));
+            }
+        }
+        return quantile(alone, sharePpm);
     }
 
     /**

@@ -259,7 +259,19 @@ class MarginEstimatorTest {
                         boolean halfGrown = refPlaces(n, U64.min(p, 1_000_000) * 2);
                         for (int l = b + 1; l < BUCKETS; l++) {
                             if (len[l] > 0 && (!halfGrown || refPlaces(len[l], p))) {
-                                want = U64.max(want, refQuantile(c, java.util.List.of(l), p));
+                                // bound(l, p): l alone once it places p; else pooled
+                                // with the nearest live s in [l - 2, l) that does.
+                                long bound = refQuantile(c, java.util.List.of(l), p);
+                                if (!refPlaces(len[l], p)) {
+                                    for (int s2 = l - 1; s2 >= Math.max(l - 2, 0); s2--) {
+                                        if (len[s2] > 0 && refPlaces(len[s2], p)) {
+                                            bound = U64.max(refQuantile(c, java.util.List.of(l, s2), p),
+                                                    refQuantile(c, java.util.List.of(s2), p));
+                                            break;
+                                        }
+                                    }
+                                }
+                                want = U64.max(want, bound);
                             }
                         }
                         // Nor below the nearest shorter bucket established at p on its own.
