@@ -453,7 +453,7 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExplore(2_500 * us, 10_000, 0),
         ],
     ));
-    // 14. Exploring takes a split whose short wait follows: the 2.4 ms waits
+    // 13. Exploring takes a split whose short wait follows: the 2.4 ms waits
     //     wake 60-80 µs late, so a 50 µs split leaves no room for a second
     //     wait after any of them (room 0 of 300) and is not explored, although
     //     its short bucket (45 µs waits, pooled) has as many samples as the
@@ -472,7 +472,7 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExplore(2_500 * us, 10_000, 0),
         ],
     ));
-    // 15. A split's long wait in a young bucket is held to that bucket's
+    // 14. A split's long wait in a young bucket is held to that bucket's
     //     margin: the 1.5 ms waits (40 samples, ~30 µs late) are too few at
     //     1 %, fewer than half the 99 it needs, so their margin is the 3 ms
     //     waits' (one of them 388 µs late: 393 µs, its bin's upper edge).
@@ -493,7 +493,7 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanAfterSplit(403 * us, 5_000, 0),
         ],
     ));
-    // 16. A young view half grown is bounded only by established longer
+    // 15. A young view half grown is bounded only by established longer
     //     buckets. The 1.5 ms waits (60 samples, 25-35 µs late) are too few
     //     for 1 % (99) but at least half of it ((60 + 1) · 2 % ≥ 1): the 3 ms
     //     waits (50 samples, one 388 µs late) are young at 1 % themselves,
@@ -515,7 +515,7 @@ fn estimator_scenarios() -> Vec<Value> {
             Check,
         ],
     ));
-    // 13. Median bins and the cost average (1/4 weight, truncating toward zero).
+    // 16. Median bins and the cost average (1/4 weight, truncating toward zero).
     cases.push(run_estimator_case(
         "median_and_cost",
         &[
@@ -533,7 +533,7 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanEfficient(2_000),
         ],
     ));
-    // 14. A young longer bucket is floored by the nearest shorter one that
+    // 17. A young longer bucket is floored by the nearest shorter one that
     //     knows its tail: 300 waits of 20 µs (bucket 1; every 20th about
     //     400 µs late, a stall) and 300 of 1 ms (bucket 6; every 50th
     //     120-150 µs late) place the 5 % and 1 % shares on their own, not
@@ -553,7 +553,7 @@ fn estimator_scenarios() -> Vec<Value> {
             PlanExact(2_500 * us, 10_000, 0),
         ],
     ));
-    // 15. A young longer bucket bounds a young shorter one through its pool
+    // 18. A young longer bucket bounds a young shorter one through its pool
     //     with the nearest shorter bucket that knows its tail: 300 waits of
     //     1 ms (bucket 6, every 50th 120-150 µs late) place the 5 % and 1 %
     //     shares; 40 waits of 2.5 ms (bucket 8) hold one stall of about
