@@ -531,8 +531,7 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	own := e.quantile(&v, sharePpm)
 	if v.established {
 		if s := e.source(b); v.len > 1 || v.members[0] != s {
-			sv := e.viewOf(s, false)
-			own = max(own, e.quantile(&sv, sharePpm))
+			own = max(own, e.ownQuantile(s, sharePpm))
 		}
 		return own
 	}
@@ -548,14 +547,27 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	}
 	// Nor earlier than the nearest shorter wait that knows its tail (places
 	// the share on its own): longer waits wake no earlier.
-	for l := b - 1; l >= 0; l-- {
-		if e.isLive(l) && e.places(uint64(e.buckets[l].len), sharePpm) {
-			lv := e.viewOf(l, false)
-			own = max(own, e.quantile(&lv, sharePpm))
-			break
-		}
+	if l := e.nearestKnownBelow(b, 0, sharePpm); l >= 0 {
+		own = max(own, e.ownQuantile(l, sharePpm))
 	}
 	return own
+}
+
+// nearestKnownBelow is the largest live bucket in [lowest, b) that places
+// sharePpm on its own samples (knows its tail at that share), or -1.
+func (e *estimator) nearestKnownBelow(b, lowest int, sharePpm uint64) int {
+	for l := b - 1; l >= lowest; l-- {
+		if e.isLive(l) && e.places(uint64(e.buckets[l].len), sharePpm) {
+			return l
+		}
+	}
+	return -1
+}
+
+// ownQuantile is the quantile of bucket l's own samples alone.
+func (e *estimator) ownQuantile(l int, sharePpm uint64) uint64 {
+	v := e.viewOf(l, false)
+	return e.quantile(&v, sharePpm)
 }
 
 // bound is what the longer bucket l says of a younger, shorter view at
@@ -566,18 +578,16 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 // wake-ups counts as one among hundreds rather than as the tail of every
 // shorter wait.
 func (e *estimator) bound(l int, sharePpm uint64) uint64 {
-	alone := e.viewOf(l, false)
-	if e.places(alone.n, sharePpm) {
-		return e.quantile(&alone, sharePpm)
+	n := uint64(e.buckets[l].len)
+	if e.places(n, sharePpm) {
+		return e.ownQuantile(l, sharePpm)
 	}
-	for s := l - 1; s >= max(l-2, 0); s-- {
-		if e.isLive(s) && e.places(uint64(e.buckets[s].len), sharePpm) {
-			sv := e.viewOf(s, false)
-			pool := view{members: [3]int{l, s}, len: 2, n: alone.n + sv.n}
-			return max(e.quantile(&pool, sharePpm), e.quantile(&sv, sharePpm))
-		}
+	s := e.nearestKnownBelow(l, max(l-2, 0), sharePpm)
+	if s < 0 {
+		return e.ownQuantile(l, sharePpm)
 	}
-	return e.quantile(&alone, sharePpm)
+	pool := view{members: [3]int{l, s}, len: 2, n: n + uint64(e.buckets[s].len)}
+	return max(e.quantile(&pool, sharePpm), e.ownQuantile(s, sharePpm))
 }
 
 // places reports whether n samples are enough to set one aside at

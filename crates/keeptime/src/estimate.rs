@@ -492,8 +492,7 @@ impl MarginEstimator {
             // observed tail shorter.
             return match self.source(b) {
                 Some(s) if v.len > 1 || v.members[0] != s => {
-                    let k = &self.buckets[s];
-                    own.max(self.quantile(&View::one(s, k.len as u64, false), share_ppm))
+                    own.max(self.own_quantile(s, share_ppm))
                 }
                 _ => own,
             };
@@ -521,11 +520,22 @@ impl MarginEstimator {
         // otherwise plan on that length's first few wake-ups, whose largest
         // is no rare tail. The nearest only: one far shorter bucket's
         // stall-driven tail should not raise every young longer one.
-        (0..b)
+        self.nearest_known_below(b, 0, share_ppm)
+            .map(|l| self.own_quantile(l, share_ppm))
+            .map_or(longer, |q| q.max(longer))
+    }
+
+    /// The largest live bucket in `lowest..b` that places `share_ppm` on its
+    /// own samples (knows its tail at that share), if any.
+    fn nearest_known_below(&self, b: usize, lowest: usize, share_ppm: u64) -> Option<usize> {
+        (lowest..b)
             .rev()
             .find(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
-            .map(|l| self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm))
-            .map_or(longer, |q| q.max(longer))
+    }
+
+    /// The quantile of bucket `l`'s own samples alone.
+    fn own_quantile(&self, l: usize, share_ppm: u64) -> u64 {
+        self.quantile(&View::one(l, self.buckets[l].len as u64, false), share_ppm)
     }
 
     /// What the longer bucket `l` says of a younger, shorter view at
@@ -537,25 +547,20 @@ impl MarginEstimator {
     /// the tail of every shorter wait.
     fn bound(&self, l: usize, share_ppm: u64) -> u64 {
         let n = self.buckets[l].len as u64;
-        let alone = View::one(l, n, false);
         if self.places(n, share_ppm) {
-            return self.quantile(&alone, share_ppm);
+            return self.own_quantile(l, share_ppm);
         }
-        let Some(s) = (l.saturating_sub(2)..l)
-            .rev()
-            .find(|&s| self.is_live(s) && self.places(self.buckets[s].len as u64, share_ppm))
-        else {
-            return self.quantile(&alone, share_ppm);
+        let Some(s) = self.nearest_known_below(l, l.saturating_sub(2), share_ppm) else {
+            return self.own_quantile(l, share_ppm);
         };
-        let ns = self.buckets[s].len as u64;
         let pool = View {
             members: [l, s, 0],
             len: 2,
-            n: n + ns,
+            n: n + self.buckets[s].len as u64,
             established: false,
         };
         self.quantile(&pool, share_ppm)
-            .max(self.quantile(&View::one(s, ns, false), share_ppm))
+            .max(self.own_quantile(s, share_ppm))
     }
 
     /// Whether `n` samples are enough for a margin at `share_ppm`:

@@ -503,7 +503,7 @@ public final class MarginEstimator {
             // observed tail shorter.
             int s = source(b);
             if (v.len > 1 || v.members[0] != s) {
-                own = U64.max(own, quantile(View.one(s, len[s], false), sharePpm));
+                own = U64.max(own, ownQuantile(s, sharePpm));
             }
             return own;
         }
@@ -520,13 +520,30 @@ public final class MarginEstimator {
         }
         // Nor earlier than the nearest shorter wait that knows its tail
         // (places the share on its own): longer waits wake no earlier.
-        for (int l = b - 1; l >= 0; l--) {
-            if (isLive(l) && places(len[l], sharePpm)) {
-                own = U64.max(own, quantile(View.one(l, len[l], false), sharePpm));
-                break;
-            }
+        int shorter = nearestKnownBelow(b, 0, sharePpm);
+        if (shorter >= 0) {
+            own = U64.max(own, ownQuantile(shorter, sharePpm));
         }
         return own;
+    }
+
+    /**
+     * The largest live bucket in {@code [lowest, b)} that places
+     * {@code sharePpm} on its own samples (knows its tail at that share), or
+     * −1.
+     */
+    private int nearestKnownBelow(int b, int lowest, long sharePpm) {
+        for (int l = b - 1; l >= lowest; l--) {
+            if (isLive(l) && places(len[l], sharePpm)) {
+                return l;
+            }
+        }
+        return -1;
+    }
+
+    /** The quantile of bucket {@code l}'s own samples alone. */
+    private long ownQuantile(int l, long sharePpm) {
+        return quantile(View.one(l, len[l], false), sharePpm);
     }
 
     /**
@@ -539,21 +556,17 @@ public final class MarginEstimator {
      * every shorter wait.
      */
     private long bound(int l, long sharePpm) {
-        View alone = View.one(l, len[l], false);
         if (places(len[l], sharePpm)) {
-            return quantile(alone, sharePpm);
+            return ownQuantile(l, sharePpm);
         }
-        for (int s = l - 1; s >= Math.max(l - 2, 0); s--) {
-            if (isLive(s) && places(len[s], sharePpm)) {
-                View pool = new View();
-                pool.members[0] = l;
-                pool.members[1] = s;
-                pool.len = 2;
-                pool.n = len[l] + len[s];
-                return U64.max(quantile(pool, sharePpm), quantile(View.one(s, len[s], false), sharePpm));
-            }
+        int s = nearestKnownBelow(l, Math.max(l - 2, 0), sharePpm);
+        if (s < 0) {
+            return ownQuantile(l, sharePpm);
         }
-        return quantile(alone, sharePpm);
+        View pool = View.one(l, len[l] + len[s], false);
+        pool.members[1] = s;
+        pool.len = 2;
+        return U64.max(quantile(pool, sharePpm), ownQuantile(s, sharePpm));
     }
 
     /**
