@@ -6,9 +6,10 @@
 #                       suite, and runs it (spec vectors, never early, disposal,
 #                       cancellation, bad input, 1000 concurrent delays; ~1 min)
 #   make bench-dotnet   the C# bench: every way of waiting in .NET against
-#                       KeepTime.Sleep and KeepTime.Delay (~1-2 min), writing
+#                       a keeptime Sleeper and KeepTime.Delay (~1-2 min), writing
 #                       target/dotnet/bench-dotnet.json (spec/bench-result.md)
-#                       DOTNET_BENCH_ARGS="--scale 0.25" for a quicker, noisier run.
+#                       DOTNET_BENCH_ARGS="--scale 0.25" for a quicker, noisier run,
+#                       "--warmup N" for N warm-up waits per cell (--help).
 #
 # dotnet/src/KeepTime/KeepTime.csproj is for .NET SDK users; it is not built here.
 
@@ -19,8 +20,10 @@ DOTNET_TESTS  := $(wildcard $(DOTNET_DIR)/tests/KeepTime.Tests/*.cs)
 # The child process of EnvProfileTests (KEEPTIME_PROFILE is read once per process).
 DOTNET_ENV_CHILD := $(wildcard $(DOTNET_DIR)/tests/EnvProfileChild/*.cs)
 DOTNET_BENCH  := $(wildcard $(DOTNET_DIR)/bench/*.cs)
-# The bench's warm-up rule, compiled into the tests too (it uses only System).
-DOTNET_BENCH_RULE := $(DOTNET_DIR)/bench/WarmupRule.cs
+# The bench's pieces the NUnit suite tests, compiled into it too: the warm-up
+# rule, the command line, the methods and the cells (one waiter per cell).
+# They use only System and KeepTime.dll.
+DOTNET_BENCH_TESTED := $(addprefix $(DOTNET_DIR)/bench/,WarmupRule.cs BenchArgs.cs Methods.cs Cells.cs)
 # csc-compatible flags; C# 7 is what Mono's mcs speaks.
 MCS_FLAGS     := -langversion:7 -optimize+ -debug -warnaserror+ -nologo
 NUNIT_LIB     := /usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
@@ -49,7 +52,7 @@ dotnet-lib: dotnet-setup c-lib
 # cannot unload a domain such a thread has run in.
 test-dotnet: dotnet-lib
 	mcs $(MCS_FLAGS) -target:library -r:$(DOTNET_BUILD)/KeepTime.dll -r:$(NUNIT_LIB) \
-		-out:$(DOTNET_BUILD)/KeepTime.Tests.dll $(DOTNET_TESTS) $(DOTNET_BENCH_RULE)
+		-out:$(DOTNET_BUILD)/KeepTime.Tests.dll $(DOTNET_TESTS) $(DOTNET_BENCH_TESTED)
 	mcs $(MCS_FLAGS) -target:exe -r:$(DOTNET_BUILD)/KeepTime.dll \
 		-out:$(DOTNET_BUILD)/keeptime-env-child.exe $(DOTNET_ENV_CHILD)
 	cp $(NUNIT_LIB) $(DOTNET_BUILD)/

@@ -1,7 +1,20 @@
 // keeptime-bench for .NET: every common way of waiting in C# against
-// KeepTime.Sleep and KeepTime.Delay, in one run, in interleaved rounds,
+// keeptime's Sleeper and KeepTime.Delay, in one run, in interleaved rounds,
 // measured from the caller: error = the caller's CLOCK_MONOTONIC reading right
 // after the wait returns - the deadline. Writes spec/bench-result.md's JSON.
+//
+// What is fresh, and when (as the Rust bench's "a fresh waiter for one
+// cell"): every (method, duration) cell gets a waiter of its own, made before
+// the warm-ups (Cells.Build, Method.NewWaiter). The cell warms that waiter up
+// with its own count (WarmupRule, or --warmup), then measures with it in each
+// of the interleaved rounds: a cell's waiter lives through all its rounds and
+// never waits for another cell, so nothing a waiter learns at one duration
+// reaches a cell at another. keeptime's waiter is a new Sleeper per cell.
+// What is not fresh per cell: the worker thread of a synchronous method (one
+// per method, for its timer slack and CPU clock; the Sleeper, not the thread,
+// holds what keeptime learns), and KeepTime.Delay's waiter thread and learned
+// lead, which are one per process in the library (Method.LearnsProcessWide):
+// keeptime-delay's cells share those.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -34,27 +47,11 @@ namespace Dev.KeepTime.Bench
         public static long TimerSlackNs() { return prctl(30 /* PR_GET_TIMERSLACK */, 0, 0, 0, 0); }
     }
 
-    internal sealed class Method
-    {
-        public string Name, Description, Family;
-        public bool Async, MayReturnEarly, IsKeepTime;
-        public bool Learns;                        // its sleeper learns from its own waits: a longer warm-up (WarmupRule)
-        public Action<long, long> Wait;            // sync: (start ns, duration ns), returns at/after the deadline
-        public Func<long, Task> WaitAsync;         // async: (duration ns)
-    }
-
-    internal sealed class Cell
-    {
-        public Method Method;
-        public long DurationNs;
-        public int Warmup;                         // unrecorded waits before the cell
-        public long[] Errors;
-        public int N;
-        public long ThreadCpuNs, ProcessCpuNs, WallNs, SlackNs;
-        public bool HasThreadCpu;
-    }
-
-    /// <summary>A thread of its own per synchronous method, so each keeps its own timer slack and CPU clock.</summary>
+    /// <summary>
+    /// A thread of its own per synchronous method, so each keeps its own timer slack and CPU
+    /// clock. One per method for the whole run: the cells of a method at every duration run on
+    /// it, each with its own waiter (what keeptime learns is in the waiter's Sleeper, not the thread).
+    /// </summary>
     internal sealed class Worker
     {
         private readonly AutoResetEvent _go = new AutoResetEvent(false), _done = new AutoResetEvent(false);
@@ -71,46 +68,11 @@ namespace Dev.KeepTime.Bench
     {
         private static readonly long Freq = Stopwatch.Frequency;
 
-        private static long SwDeadline(long startNs, long durNs)
-        {
-            // The Stopwatch reading at which CLOCK_MONOTONIC is at or past start + d.
-            return (long)Math.Ceiling((decimal)(startNs + durNs) * Freq / 1000000000m);
-        }
-
-        private static List<Method> Methods()
-        {
-            return new List<Method>
-            {
-                new Method { Name = "busy-loop", Family = "busy loop", Description = "while (Stopwatch.GetTimestamp() < deadline) {} (a whole core)",
-                    Wait = (s, d) => { long dl = SwDeadline(s, d); while (Stopwatch.GetTimestamp() < dl) { } } },
-                new Method { Name = "spin-pause", Family = "spin with pause", Description = "Thread.SpinWait(1) in a loop on Stopwatch (the CPU's pause hint)",
-                    Wait = (s, d) => { long dl = SwDeadline(s, d); while (Stopwatch.GetTimestamp() < dl) Thread.SpinWait(1); } },
-                new Method { Name = "yield-loop", Family = "yield loop", Description = "Thread.Yield() in a loop on Stopwatch",
-                    Wait = (s, d) => { long dl = SwDeadline(s, d); while (Stopwatch.GetTimestamp() < dl) Thread.Yield(); } },
-                new Method { Name = "thread-sleep", Family = "OS sleep", MayReturnEarly = true, Description = "Thread.Sleep(TimeSpan) (Mono truncates to whole ms and can return early)",
-                    Wait = (s, d) => Thread.Sleep(TimeSpan.FromTicks(d / 100)) },
-                new Method { Name = "hybrid-1ms", Family = "sleep-then-spin hybrid", Description = "the 1 ms sleep-then-spin hybrid: Thread.Sleep to 1 ms before the deadline, then a busy loop",
-                    Wait = (s, d) => { long dl = SwDeadline(s, d); if (d > 1000000) Thread.Sleep(TimeSpan.FromTicks((d - 1000000) / 100)); while (Stopwatch.GetTimestamp() < dl) { } } },
-                new Method { Name = "keeptime", IsKeepTime = true, Learns = true, Family = "keeptime", Description = "KeepTime.Sleep(TimeSpan): the thread's exact sleeper (OS wait to a learned margin, then a spin)",
-                    Wait = (s, d) => KeepTime.Sleep(TimeSpan.FromTicks(d / 100)) },
-                new Method { Name = "task-delay", Async = true, Family = "async timer", Description = "await Task.Delay(TimeSpan) on the thread pool",
-                    WaitAsync = d => Task.Delay(TimeSpan.FromTicks(d / 100)) },
-                new Method { Name = "keeptime-delay", Async = true, IsKeepTime = true, Learns = true, Family = "keeptime", Description = "await KeepTime.Delay(TimeSpan) on the thread pool: keeptime's waiter calls back a learned lead early, a pool thread spins the rest",
-                    WaitAsync = d => KeepTime.Delay(TimeSpan.FromTicks(d / 100)) },
-            };
-        }
-
         private static int Main(string[] args)
         {
-            double scale = 1;
-            string json = null;
-            for (int i = 0; i < args.Length; i++)
-            {
-                if (args[i] == "--scale") scale = double.Parse(args[++i], CultureInfo.InvariantCulture);
-                else if (args[i] == "--json") json = args[++i];
-                else { Console.Error.WriteLine("usage: keeptime-bench [--scale F] [--json FILE]"); return 2; }
-            }
-            if (!(scale > 0)) { Console.Error.WriteLine("--scale must be positive"); return 2; }
+            BenchArgs opts;
+            int? exit = BenchArgs.FromCommandLine(args, Console.Out, Console.Error, out opts);
+            if (exit != null) return exit.Value;
             DateTime created = DateTime.UtcNow;
             long startSlack = Sys.TimerSlackNs();
             string clocks = KeepTime.ClocksJson(); // before any keeptime sleep on this thread
@@ -118,77 +80,82 @@ namespace Dev.KeepTime.Bench
             long[] durations = { 100000, 1000000, 10000000 };
             var samples = new Dictionary<long, int> { { 100000, 4000 }, { 1000000, 2000 }, { 10000000, 300 } };
             const int rounds = 10;
-            var methods = Methods();
+            var methods = Methods.All();
             var workers = methods.Where(m => !m.Async).ToDictionary(m => m.Name, m => new Worker("bench-" + m.Name));
-            var cells = new List<Cell>();
-            foreach (var d in durations)
-                foreach (var m in methods)
-                {
-                    int n = Math.Max(rounds, (int)(samples[d] * scale) / rounds * rounds);
-                    cells.Add(new Cell { Method = m, DurationNs = d, Warmup = WarmupRule.Default(m.Learns, d), Errors = new long[n], SlackNs = startSlack });
-                }
+            // A new waiter per cell, kept by that cell through its warm-up and its rounds.
+            var cells = Cells.Build(methods, durations, samples, rounds, opts.Scale, opts.Warmup, startSlack);
 
             Console.WriteLine("keeptime-bench (.NET): {0}, Stopwatch {1} Hz, {2} methods x {3} durations, {4} interleaved rounds",
                 KeepTime.NativeVersion == null ? "" : RuntimeName(), Freq, methods.Count, durations.Length, rounds);
-            Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits (at most 3000) for {0}, which learn; about 50 ms (at most 1000) for the others",
-                string.Join(" and ", methods.Where(m => m.Learns).Select(m => m.Name)));
-            // Warm-up: every cell, not recorded.
+            Console.WriteLine("each cell waits with a waiter made for it alone (keeptime: a new Sleeper per cell), kept through its warm-up and rounds; {0}: one waiter per process, shared by its cells",
+                string.Join(" and ", methods.Where(m => m.LearnsProcessWide).Select(m => m.Name)));
+            if (opts.Warmup != null)
+                Console.WriteLine("warm-up per cell, not recorded: {0} waits (--warmup)", opts.Warmup.Value);
+            else
+                Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits (at most 3000) for {0}, which learn; about 50 ms (at most 1000) for the others",
+                    string.Join(" and ", methods.Where(m => m.Learns).Select(m => m.Name)));
+            // Warm-up: every cell's own waiter, not recorded.
             foreach (var c in cells) RunBlock(c, c.Warmup, workers, record: false);
+            // The rounds: each cell measures with the waiter it warmed up.
             for (int r = 0; r < rounds; r++)
                 foreach (var c in cells) RunBlock(c, c.Errors.Length / rounds, workers, record: true);
             foreach (var c in cells) if (c.Method.Name == "keeptime") c.SlackNs = 1;
+            Cells.DisposeWaiters(cells);
 
             PrintTable(cells, durations);
             PrintTargets(cells);
-            if (json != null)
+            if (opts.Json != null)
             {
-                File.WriteAllText(json, Json(created, startSlack, clocks, methods, durations, cells, scale));
-                Console.WriteLine("wrote " + json);
+                File.WriteAllText(opts.Json, Json(created, startSlack, clocks, methods, durations, cells, opts.Scale, opts.Warmup));
+                Console.WriteLine("wrote " + opts.Json);
             }
             return 0;
         }
 
         private static string RuntimeName() { return Type.GetType("Mono.Runtime") != null ? "Mono" : ".NET"; }
 
+        /// <summary>
+        /// n waits of cell c with the cell's own waiter (its warm-up, or its share of one
+        /// round), on its method's worker thread or, for an async method, as an await loop
+        /// on the pool; recorded into the cell when <paramref name="record"/>.
+        /// </summary>
         private static void RunBlock(Cell c, int n, Dictionary<string, Worker> workers, bool record)
         {
             long d = c.DurationNs;
             long[] errs = c.Errors;
+            Waiter waiter = c.Waiter; // this cell's own, never another cell's
             if (!c.Method.Async)
             {
-                var wait = c.Method.Wait;
                 workers[c.Method.Name].Run(() =>
                 {
                     long cpu0 = Sys.ThreadCpuNs(), p0 = Sys.ProcessCpuNs(), w0 = (long)KeepTime.NowNs();
                     for (int i = 0; i < n; i++)
                     {
                         long start = (long)KeepTime.NowNs();
-                        wait(start, d);
+                        waiter.Wait(start, d);
                         long after = (long)KeepTime.NowNs();
                         if (record) errs[c.N + i] = after - (start + d);
                     }
                     long w1 = (long)KeepTime.NowNs(), cpu1 = Sys.ThreadCpuNs(), p1 = Sys.ProcessCpuNs();
-                    if (record) { c.ThreadCpuNs += cpu1 - cpu0; c.ProcessCpuNs += p1 - p0; c.WallNs += w1 - w0; c.HasThreadCpu = true; }
+                    if (record) c.AddBlock(n, w1 - w0, p1 - p0, cpu1 - cpu0);
                 });
             }
             else
             {
-                var waitAsync = c.Method.WaitAsync;
                 long p0 = Sys.ProcessCpuNs(), w0 = (long)KeepTime.NowNs();
                 Task.Run(async () =>
                 {
                     for (int i = 0; i < n; i++)
                     {
                         long start = (long)KeepTime.NowNs();
-                        await waitAsync(d);
+                        await waiter.WaitAsync(d);
                         long after = (long)KeepTime.NowNs();
                         if (record) errs[c.N + i] = after - (start + d);
                     }
                 }).Wait();
                 long w1 = (long)KeepTime.NowNs(), p1 = Sys.ProcessCpuNs();
-                if (record) { c.ProcessCpuNs += p1 - p0; c.WallNs += w1 - w0; }
+                if (record) c.AddBlock(n, w1 - w0, p1 - p0, null);
             }
-            if (record) c.N += n;
         }
 
         // Nearest rank: x[max(ceil(q*n/1000), 1) - 1], in integers.
@@ -229,13 +196,13 @@ namespace Dev.KeepTime.Bench
             foreach (var d in new long[] { 100000, 1000000, 10000000 })
             {
                 long p50 = Rank(Sorted(cell("keeptime", d)), 500);
-                line(p50 <= 1000, string.Format("KeepTime.Sleep p50 <= 1 us at {0} us: {1} ns", d / 1000, p50));
+                line(p50 <= 1000, string.Format("Sleeper.Sleep p50 <= 1 us at {0} us: {1} ns", d / 1000, p50));
             }
             foreach (var d in new long[] { 1000000, 10000000 })
             {
                 Cell k = cell("keeptime", d), b = cell("busy-loop", d);
                 double kp = Pct(k.ThreadCpuNs, k.WallNs), bp = Pct(b.ThreadCpuNs, b.WallNs);
-                line(kp * 5 <= bp, string.Format(CultureInfo.InvariantCulture, "KeepTime.Sleep thread CPU <= 1/5 of the busy loop's at {0} ms: {1:0.0} % vs {2:0.0} %", d / 1000000, kp, bp));
+                line(kp * 5 <= bp, string.Format(CultureInfo.InvariantCulture, "Sleeper.Sleep thread CPU <= 1/5 of the busy loop's at {0} ms: {1:0.0} % vs {2:0.0} %", d / 1000000, kp, bp));
             }
             foreach (var d in new long[] { 100000, 1000000, 10000000 })
             {
@@ -288,7 +255,7 @@ namespace Dev.KeepTime.Bench
             return null;
         }
 
-        private static string Json(DateTime created, long slack, string clocks, List<Method> methods, long[] durations, List<Cell> cells, double scale)
+        private static string Json(DateTime created, long slack, string clocks, List<Method> methods, long[] durations, List<Cell> cells, double scale, int? warmup)
         {
             var sb = new StringBuilder();
             var clockDoc = clocks;
@@ -307,8 +274,8 @@ namespace Dev.KeepTime.Bench
               .Append(",\"timer_slack_ns\":").Append(slack).Append(",\"virtualization\":").Append(Q(virt)).Append(",\"preemption\":").Append(Q(preempt)).Append("},");
             sb.Append("\"parameters\":{\"schedule\":\"sleep\",\"cpu_clock\":\"process\",\"durations_ns\":[").Append(string.Join(",", durations)).Append("],");
             sb.Append("\"methods\":[").Append(string.Join(",", methods.Select(m => Q(m.Name)))).Append("],");
-            // samples and warmup: null, the bench chose them (per cell, below)
-            sb.Append("\"samples\":null,\"warmup\":null,\"budget_ns\":null,\"pin_cpu\":null,\"priority\":null,\"scale\":").Append(F(scale)).Append("},");
+            // samples: null, the bench chose them (per cell, below); warmup: --warmup's count, or null when the bench chose them
+            sb.Append("\"samples\":null,\"warmup\":").Append(warmup == null ? "null" : warmup.Value.ToString(CultureInfo.InvariantCulture)).Append(",\"budget_ns\":null,\"pin_cpu\":null,\"priority\":null,\"scale\":").Append(F(scale)).Append("},");
             sb.Append("\"methods\":[").Append(string.Join(",", methods.Select(m => "{\"name\":" + Q(m.Name) + ",\"description\":" + Q(m.Description) +
                 ",\"family\":" + Q(m.Family) + ",\"may_return_early\":" + (m.MayReturnEarly ? "true" : "false") + "}"))).Append("],");
             sb.Append("\"results\":[");
