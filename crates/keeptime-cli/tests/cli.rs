@@ -541,6 +541,7 @@ fn schema_rejects_broken_documents() {
     assert_eq!(acct["sleeps"], 5);
     assert!(acct["late"].as_u64().unwrap() <= 5);
     assert!(acct["cpu_estimate_ns"].as_u64().unwrap() >= acct["spin_ns"].as_u64().unwrap());
+    assert!(acct["unproven_sleeps"].as_u64().unwrap() <= 5);
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(spec("bench-result.schema.json")).unwrap())
             .unwrap();

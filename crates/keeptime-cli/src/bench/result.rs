@@ -176,6 +176,10 @@ pub struct SleeperAccount {
     pub spin_ns: u64,
     /// Learned OS-wait costs plus the spin, ns.
     pub cpu_estimate_ns: u64,
+    /// Sleeps planned on a margin not yet established at the target
+    /// (`spec/sleep.md`, *Unproven sleeps*); 0 when a reader finds none.
+    #[serde(default)]
+    pub unproven_sleeps: u64,
 }
 
 /// One method's crowd: every thread's sleeps merged. Serialized as an item

@@ -88,6 +88,7 @@ pub fn run(
                 os_waits: st.os_waits,
                 spin_ns: st.spin_ns,
                 cpu_estimate_ns: st.cpu_estimate_ns,
+                unproven_sleeps: st.unproven_sleeps,
             });
             // The waiter (and an idle hint it holds) ends with its cell.
             drop(waiter);

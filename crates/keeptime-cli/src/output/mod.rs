@@ -82,7 +82,7 @@ pub fn section(duration_ns: u64, results: &[&CellResult], color: bool) -> String
 pub fn sleeper_line(r: &CellResult) -> Option<String> {
     let a = r.sleeper?;
     let n = a.sleeps.max(1) as f64;
-    Some(format!(
+    let mut line = format!(
         "{} (tail target {} %): {:.2} % of sleeps late by the OS (woke after the deadline), {:.2} OS waits and {} of spin per sleep, estimated CPU {:.2} % (measured {:.2} %)",
         r.method,
         f64::from(a.tail_target_ppm) / 1e4,
@@ -91,7 +91,17 @@ pub fn sleeper_line(r: &CellResult) -> Option<String> {
         format::duration((a.spin_ns as f64 / n) as u64),
         100.0 * a.cpu_estimate_ns as f64 / n / r.duration_ns.max(1) as f64,
         r.stats.cpu_percent
-    ))
+    );
+    if a.unproven_sleeps > 0 {
+        // A young model plans on its largest wake-ups yet: its CPU here is
+        // its learning's, not its steady state's (`make bench-convergence`).
+        let _ = write!(
+            line,
+            "; {} of {} sleeps planned on margins not yet established at the target (still learning: a larger --warmup measures its steady state)",
+            a.unproven_sleeps, a.sleeps
+        );
+    }
+    Some(line)
 }
 
 /// The whole human-readable result: header, then a section per duration,
@@ -259,6 +269,7 @@ pub fn crowd_markdown(rows: &[CrowdResult], cpus: Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::result::{Family, SleeperAccount};
 
     fn row(method: &str, p50: i64, p99: i64, max: i64, late: f64, cpu: f64) -> CrowdResult {
         CrowdResult {
@@ -276,6 +287,47 @@ mod tests {
             wall_ns: 2_000_000_000,
             cpu_ns: 0,
         }
+    }
+
+    #[test]
+    fn the_sleeper_line_says_when_it_is_still_learning() {
+        let mut errors = vec![100; 10];
+        let stats = crate::bench::stats::Stats::from_errors(&mut errors, 10_000_000, 0).unwrap();
+        let mut cell = CellResult {
+            method: "keeptime".into(),
+            family: Some(Family::Keeptime),
+            duration_ns: 10_000_000,
+            warmup: 99,
+            timer_slack_ns: Some(1),
+            stats,
+            late_share: None,
+            ret: None,
+            sleeper: Some(SleeperAccount {
+                tail_target_ppm: 10_000,
+                sleeps: 200,
+                late: 2,
+                os_waits: 206,
+                spin_ns: 200 * 2_900_000,
+                cpu_estimate_ns: 200 * 2_910_000,
+                unproven_sleeps: 0,
+            }),
+        };
+        let proven = sleeper_line(&cell).unwrap();
+        assert!(proven.starts_with(
+            "keeptime (tail target 1 %): 1.00 % of sleeps late by the OS (woke after the deadline), \
+             1.03 OS waits and 2.9 ms of spin per sleep, estimated CPU 29.10 %"
+        ), "{proven}");
+        assert!(!proven.contains("not yet established"), "{proven}");
+        cell.sleeper.as_mut().unwrap().unproven_sleeps = 187;
+        let young = sleeper_line(&cell).unwrap();
+        assert!(young.starts_with(&proven), "{young}");
+        assert!(
+            young.ends_with(
+                "; 187 of 200 sleeps planned on margins not yet established at the target \
+             (still learning: a larger --warmup measures its steady state)"
+            ),
+            "{young}"
+        );
     }
 
     #[test]
