@@ -27,7 +27,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  *
  * <pre>
  * make bench-java                                   # JDK 25, then JDK 17, same jar
- * java -jar java/target/keeptime-0.1.0.jar [--scale 0.25] [--export-json FILE] [--crowd N] [--crowd-only]
+ * java -jar java/target/keeptime-0.1.0.jar [--scale 0.25] [--warmup N] [--export-json FILE] [--crowd N] [--crowd-only]
  * java -jar java/target/keeptime-0.1.0.jar --clocks   # the clocks report only
  * </pre>
  *
@@ -47,14 +47,28 @@ import java.util.concurrent.LinkedBlockingQueue;
  * than 2 µs late at most {@value #LATE_SLACK_POINTS} points above the spin's
  * (at the default 1 % tail target), and no early return. CPU % = the waiting
  * thread's CPU time ({@code ThreadMXBean.getCurrentThreadCpuTime()}) ÷ wall
- * time over its samples. Each method runs on its own long-lived thread, started
- * by the main thread (which never changes its timer slack), so one method's
- * timer slack or learned margins never leak into another's; the methods take
- * turns in rounds, so slow drifts of the machine hit all of them alike.
- * Before each duration every method waits unrecorded at that duration
- * ({@link #defaultWarmup}): about 1 s of waits (at most 3 000) for the
- * keeptime methods, whose sleepers learn from their own waits, about 50 ms
- * (at most 1 000) for the others.
+ * time over its samples.
+ *
+ * <p><b>A fresh waiter for each cell.</b> A cell is one (method, duration)
+ * pair. Each cell gets its own {@link CellWorker}: a new thread, started by
+ * the main thread (which never changes its timer slack), and on it a new
+ * waiter ({@link Method#newWaiter()}: for the keeptime methods a new
+ * {@code Sleeper}, or the new thread's own sleeper behind the static
+ * methods), created when the cell starts. That waiter makes the cell's
+ * warm-up waits and then all of its measured ones: it persists across the
+ * cell's {@value #ROUNDS} rounds, and when the cell ends its thread ends and
+ * the waiter is dropped. So nothing is learned at one duration and used at
+ * another, and one method's timer slack or learned margins never leak into
+ * another's, as in the Rust bench ({@code methods.rs}, "a fresh waiter for
+ * one cell"). Within a duration the methods take turns in rounds, so slow
+ * drifts of the machine hit all of them alike. Before the first cell, the JIT
+ * warm-up ({@link #jitWarmUp}) runs each method's code on a throwaway thread
+ * and waiter, so no cell's waiter has waited before its cell's warm-up.
+ *
+ * <p>Before its measured rounds every cell waits unrecorded at its duration:
+ * {@code --warmup N} waits if given, else {@link #defaultWarmup}: about 1 s
+ * of waits (at most 3 000) for the keeptime methods, whose sleepers learn
+ * from their own waits, about 50 ms (at most 1 000) for the others.
  */
 public final class Bench {
     private static final long US = 1_000;
@@ -96,25 +110,53 @@ public final class Bench {
     /** Most warm-up waits per cell of a method that learns. */
     static final int MAX_LEARNING_WARMUP = 3_000;
     private static final String USAGE =
-            "usage: java -jar keeptime.jar [--scale X] [--export-json FILE] [--crowd N] [--crowd-only] | --clocks";
+            "usage: java -jar keeptime.jar [--scale X] [--warmup N] [--export-json FILE] [--crowd N] [--crowd-only] | --clocks";
 
     private Bench() {}
 
+    /** A bad command line: its message is printed alone and the bench exits 2. */
+    static final class UsageException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
     /**
-     * Runs the benchmark.
+     * The command line.
      *
-     * @param args {@code [--scale X] [--export-json FILE]}
-     * @throws Exception if a worker fails or the export cannot be written
+     * @param scale {@code --scale}: sample counts × this
+     * @param export {@code --export-json}, or null
+     * @param crowd {@code --crowd}: crowd threads, 0 = off
+     * @param crowdOnly {@code --crowd-only}
+     * @param warmup {@code --warmup}: warm-up waits per cell (and per crowd
+     *     thread) for every method, or null: the bench chooses
+     *     ({@link #defaultWarmup}, {@link Crowd#WARMUP})
+     * @param action {@code "clocks"} or {@code "help"} when one of those was
+     *     asked for (the run is skipped), else null
      */
-    public static void main(String[] args) throws Exception {
+    record Options(double scale, Path export, int crowd, boolean crowdOnly, Integer warmup, String action) {}
+
+    /**
+     * Parses the command line; the first of {@code --clocks} and {@code --help}
+     * wins, as soon as it is read.
+     *
+     * @throws UsageException with one line naming the bad argument and what is accepted
+     */
+    static Options parseArgs(String[] args) {
         double scale = 1.0;
         Path export = null;
         int crowd = 16;
         boolean crowdOnly = false;
+        Integer warmup = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--scale":
                     scale = parseScale(value(args, i++));
+                    break;
+                case "--warmup":
+                    warmup = parseWarmup(value(args, i++));
                     break;
                 case "--export-json":
                     export = Path.of(value(args, i++));
@@ -126,46 +168,81 @@ public final class Bench {
                     crowdOnly = true;
                     break;
                 case "--clocks":
-                    System.out.print(Clocks.inspect());
-                    return;
+                    return new Options(scale, export, crowd, crowdOnly, warmup, "clocks");
                 case "-h":
                 case "--help":
-                    System.out.println(USAGE);
-                    return;
+                    return new Options(scale, export, crowd, crowdOnly, warmup, "help");
                 default:
-                    usageError("unknown argument: " + args[i] + " (try --help)");
+                    throw new UsageException("unknown argument: " + args[i] + " (try --help)");
             }
         }
         if (crowdOnly && crowd == 0) {
-            usageError("--crowd-only needs a crowd: --crowd 0 turns it off");
+            throw new UsageException("--crowd-only needs a crowd: --crowd 0 turns it off");
         }
         if (crowdOnly && export != null) {
-            usageError("--export-json writes the duration cells, which --crowd-only skips");
+            throw new UsageException("--export-json writes the duration cells, which --crowd-only skips");
         }
-        String created = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
-        ClockReport clocks = Clocks.inspect();
-        Machine machine = Machine.detect(clocks);
+        return new Options(scale, export, crowd, crowdOnly, warmup, null);
+    }
+
+    /** The methods this JVM can run: all but those needing timer-slack control where it is missing. */
+    static List<Method> methods() {
         List<Method> methods = new ArrayList<>();
         for (Method m : Method.values()) {
             if (!m.needsSlackControl || TimerSlack.isSupported()) {
                 methods.add(m);
             }
         }
+        return methods;
+    }
+
+    /**
+     * Runs the benchmark.
+     *
+     * @param args {@code [--scale X] [--warmup N] [--export-json FILE] [--crowd N] [--crowd-only] | --clocks}
+     * @throws Exception if a worker fails or the export cannot be written
+     */
+    public static void main(String[] args) throws Exception {
+        Options o;
+        try {
+            o = parseArgs(args);
+        } catch (UsageException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if ("clocks".equals(o.action())) {
+            System.out.print(Clocks.inspect());
+            return;
+        }
+        if ("help".equals(o.action())) {
+            System.out.println(USAGE);
+            return;
+        }
+        double scale = o.scale();
+        Path export = o.export();
+        int crowd = o.crowd();
+        Integer warmupOption = o.warmup();
+        String created = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+        ClockReport clocks = Clocks.inspect();
+        Machine machine = Machine.detect(clocks);
+        List<Method> methods = methods();
         System.out.println("keeptime Java benchmark: " + System.getProperty("java.vm.name") + " " + Runtime.version()
                 + "; timer slack: " + TimerSlack.mechanism());
         System.out.println("machine: " + machine);
         System.out.print(clocks);
-        System.out.println("all methods in one JVM, " + ROUNDS + " interleaved rounds per duration; "
-                + "error = the caller's first nanoTime reading after the call returned − deadline; "
+        System.out.println("all methods in one JVM, a fresh waiter (and thread) per method and duration, "
+                + ROUNDS + " interleaved rounds per duration; warm-up: "
+                + (warmupOption != null ? warmupOption + " waits per cell (--warmup)" : "the bench's rule per method and duration")
+                + "; error = the caller's first nanoTime reading after the call returned − deadline; "
                 + "return = that reading − the method's own last reading");
 
-        if (crowdOnly) {
-            runCrowd(crowd, scale);
+        if (o.crowdOnly()) {
+            runCrowd(crowd, scale, warmupOption);
             return;
         }
-        List<Worker> workers = new ArrayList<>();
         for (Method m : methods) {
-            workers.add(new Worker(m));
+            jitWarmUp(m);
         }
         List<ResultJson.Cell> results = new ArrayList<>();
         List<Long> durations = new ArrayList<>();
@@ -173,10 +250,16 @@ public final class Bench {
             long d = cell[0];
             durations.add(d);
             int perRound = (int) Math.max(20, cell[1] * scale / ROUNDS);
+            // This duration's cells: a new thread and waiter per method, kept
+            // for the warm-up and all the rounds below, stopped after them.
+            List<CellWorker> workers = new ArrayList<>();
+            for (Method m : methods) {
+                workers.add(new CellWorker(m, d));
+            }
             int[] warmup = new int[workers.size()];
             for (int i = 0; i < workers.size(); i++) {
-                warmup[i] = defaultWarmup(workers.get(i).method, d);
-                workers.get(i).run(d, warmup[i], 0);
+                warmup[i] = warmupFor(workers.get(i).method, d, warmupOption);
+                workers.get(i).run(warmup[i], 0);
             }
             List<long[]> errors = new ArrayList<>();
             List<long[]> returns = new ArrayList<>();
@@ -191,7 +274,7 @@ public final class Bench {
             }
             for (int r = 0; r < ROUNDS; r++) {
                 for (int i = 0; i < workers.size(); i++) {
-                    Worker.Result res = workers.get(i).run(d, 0, perRound);
+                    CellWorker.Result res = workers.get(i).run(0, perRound);
                     System.arraycopy(res.errors, 0, errors.get(i), r * perRound, perRound);
                     if (res.returns != null) {
                         System.arraycopy(res.returns, 0, returns.get(i), r * perRound, perRound);
@@ -200,8 +283,11 @@ public final class Bench {
                     wall[i] += res.wallNs;
                     slack[i] = res.timerSlackNs;
                     targets[i] = res.target;
-                    sleeperStats[i] = res.sleeper == null ? null : sum(sleeperStats[i], res.sleeper);
+                    sleeperStats[i] = res.sleeperStats == null ? null : sum(sleeperStats[i], res.sleeperStats);
                 }
+            }
+            for (CellWorker w : workers) {
+                w.stop();
             }
             System.out.printf(Locale.ROOT, "%n## %s (%d samples per method)%n%n", Format.duration(d), perRound * ROUNDS);
             System.out.println("| method | p50 | p90 | p99 | max | > 2 µs | early | return p50 | return p90 | CPU |");
@@ -232,14 +318,11 @@ public final class Bench {
             }
             targets(methods, stats, d);
         }
-        for (Worker w : workers) {
-            w.stop();
-        }
         if (crowd > 0) {
-            runCrowd(crowd, scale);
+            runCrowd(crowd, scale, warmupOption);
         }
         if (export != null) {
-            String json = ResultJson.write(created, machine, durations, methods, results);
+            String json = ResultJson.write(created, machine, durations, methods, warmupOption, results);
             Files.write(export, json.getBytes(StandardCharsets.UTF_8));
             System.out.println("\nwrote " + export);
         }
@@ -262,14 +345,24 @@ public final class Bench {
         return (int) Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, WARMUP_TARGET_NS / per));
     }
 
-    private static void runCrowd(int threads, double scale) throws InterruptedException {
+    /**
+     * The warm-up waits of {@code method}'s cell at {@code d} ns:
+     * {@code --warmup}'s count for every method when given, else
+     * {@link #defaultWarmup}.
+     */
+    static int warmupFor(Method method, long d, Integer warmupOption) {
+        return warmupOption != null ? warmupOption : defaultWarmup(method, d);
+    }
+
+    private static void runCrowd(int threads, double scale, Integer warmupOption) throws InterruptedException {
         long measure = (long) Math.max(200 * MS, Crowd.MEASURE_NS * scale);
-        Crowd.print(Crowd.runAll(threads, Crowd.WARMUP, measure), measure);
+        int warmup = warmupOption != null ? warmupOption : Crowd.WARMUP;
+        Crowd.print(Crowd.runAll(threads, warmup, measure), measure, warmup);
     }
 
     private static String value(String[] args, int i) {
         if (i + 1 >= args.length) {
-            usageError(args[i] + " needs a value (try --help)");
+            throw new UsageException(args[i] + " needs a value (try --help)");
         }
         return args[i + 1];
     }
@@ -283,7 +376,22 @@ public final class Bench {
             v = Double.NaN;
         }
         if (!(v > 0) || Double.isInfinite(v)) {
-            usageError("--scale " + s + ": expected a positive number, e.g. 0.25");
+            throw new UsageException("--scale " + s + ": expected a positive number, e.g. 0.25");
+        }
+        return v;
+    }
+
+    /** Warm-up waits per cell: a whole number from 0 (none) to {@link Integer#MAX_VALUE}. */
+    static int parseWarmup(String s) {
+        int v = -1;
+        try {
+            v = Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        if (v < 0) {
+            throw new UsageException("--warmup " + s + ": expected a whole number of warm-up waits per cell, from 0 (none) to "
+                    + Integer.MAX_VALUE + ", e.g. 20");
         }
         return v;
     }
@@ -297,14 +405,9 @@ public final class Bench {
             // reported below
         }
         if (v < 0 || v > 4096) {
-            usageError("--crowd " + s + ": expected a thread count from 0 (off) to 4096");
+            throw new UsageException("--crowd " + s + ": expected a thread count from 0 (off) to 4096");
         }
         return v;
-    }
-
-    private static void usageError(String message) {
-        System.err.println(message);
-        System.exit(2);
     }
 
     private static SleeperStats sum(SleeperStats a, SleeperStats b) {
@@ -347,64 +450,109 @@ public final class Bench {
         return ok ? "met" : "MISSED";
     }
 
-    /** A long-lived thread that runs one method's cells. */
-    private static final class Worker {
+    /**
+     * Lets the JIT compile {@code method}'s waiting code (C2 needs ~10⁴ calls)
+     * before anything is measured: short waits until 15 000 are done or 0.4 s
+     * passed, on a throwaway thread with a throwaway waiter (so no cell's
+     * waiter, nor the static methods' sleeper of any cell's thread, has
+     * waited before its cell).
+     */
+    static void jitWarmUp(Method method) throws InterruptedException {
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                Method.Waiter waiter = method.newWaiter();
+                long end = System.nanoTime() + 400 * MS;
+                for (int i = 0; i < 15_000 && System.nanoTime() - end < 0; i++) {
+                    long d = i % 2 == 0 ? 20 * US : 3 * US;
+                    waiter.waitUntil(System.nanoTime() + d, d);
+                }
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }, "bench-jit-" + method.id);
+        t.setDaemon(true);
+        t.start();
+        t.join();
+        if (failure[0] != null) {
+            throw new IllegalStateException(method.id + " failed its JIT warm-up", failure[0]);
+        }
+    }
+
+    /**
+     * One cell, {@code method} at {@code durationNs}: a thread of its own,
+     * started by the caller, and on it one waiter ({@link Method#newWaiter()})
+     * created when the thread starts. Every job it runs (the cell's warm-up,
+     * then each round's samples) uses that waiter, at that one duration, so
+     * the waiter persists across the cell's rounds but never serves another
+     * duration or method; {@link #stop()} ends the thread and drops the
+     * waiter. The thread inherits the caller's timer slack (the main thread
+     * never changes its own).
+     */
+    static final class CellWorker {
         private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
         final Method method;
+        /** The cell's duration: every wait this worker makes is this long. */
+        final long durationNs;
         /** Whether the method returns a clock reading of its own (known before the thread starts). */
         final boolean returnsReading;
-        private final BlockingQueue<long[]> jobs = new LinkedBlockingQueue<>();
+        private final BlockingQueue<int[]> jobs = new LinkedBlockingQueue<>();
         private final BlockingQueue<Object> results = new LinkedBlockingQueue<>();
         private final Thread thread;
 
-        /** {@code sleeper} and {@code target}: a keeptime method's stats over the measured samples, else null. */
-        record Result(long[] errors, long[] returns, long cpuNs, long wallNs, Long timerSlackNs, SleeperStats sleeper,
-                TailTarget target) {}
+        /**
+         * What one job measured. {@code sleeperStats} and {@code target}: a
+         * keeptime method's stats over the measured samples, else null.
+         * {@code waiter}: the waiter that made the job's waits (the cell's
+         * one); {@code sleeper}: the keeptime sleeper behind it (read on the
+         * cell's thread), else null; {@code sleepsBeforeJob}: the sleeps that
+         * sleeper had counted when the job began (since it was made, or
+         * since the previous job's measuring started), 0 on a fresh cell's
+         * first job; -1 without a sleeper.
+         */
+        record Result(long[] errors, long[] returns, long cpuNs, long wallNs, Long timerSlackNs,
+                SleeperStats sleeperStats, TailTarget target, Method.Waiter waiter, Sleeper sleeper,
+                long sleepsBeforeJob) {}
 
-        Worker(Method method) {
+        CellWorker(Method method, long durationNs) {
+            if (durationNs <= 0) {
+                throw new IllegalArgumentException("duration " + durationNs + " ns");
+            }
             this.method = method;
+            this.durationNs = durationNs;
             this.returnsReading = method.returnsReading();
-            this.thread = new Thread(this::loop, "bench-" + method.id);
+            this.thread = new Thread(this::loop, "bench-" + method.id + "-" + durationNs + "ns");
             this.thread.setDaemon(true);
             this.thread.start();
         }
 
         private void loop() {
             try {
+                // The cell's waiter: made here, on the cell's thread, and used
+                // for every job of this cell and nothing else.
                 Method.Waiter waiter = method.newWaiter();
-                jitWarmUp(waiter);
                 while (true) {
-                    long[] job = jobs.take();
+                    int[] job = jobs.take();
                     if (job.length == 0) {
                         return;
                     }
-                    results.put(cell(waiter, job[0], (int) job[1], (int) job[2]));
+                    results.put(job(waiter, job[0], job[1]));
                 }
             } catch (Throwable t) {
                 results.add(t);
             }
         }
 
-        /**
-         * Lets the JIT compile the waiting code (C2 needs ~10⁴ calls) before
-         * anything is measured: short waits until 15 000 are done or 0.4 s passed.
-         */
-        private static void jitWarmUp(Method.Waiter waiter) throws InterruptedException {
-            long end = System.nanoTime() + 400 * MS;
-            for (int i = 0; i < 15_000 && System.nanoTime() - end < 0; i++) {
-                long d = i % 2 == 0 ? 20 * US : 3 * US;
-                waiter.waitUntil(System.nanoTime() + d, d);
-            }
-        }
-
-        private Result cell(Method.Waiter waiter, long d, int warmup, int n) throws InterruptedException {
+        private Result job(Method.Waiter waiter, int warmup, int n) throws InterruptedException {
+            long d = durationNs;
+            Sleeper sleeper = waiter.sleeper();
+            long before = sleeper != null ? sleeper.stats().sleeps() : -1;
             for (int i = 0; i < warmup; i++) {
                 waiter.waitUntil(System.nanoTime() + d, d);
             }
             long[] errors = new long[n];
             long[] returns = returnsReading ? new long[n] : null;
-            Sleeper sleeper = waiter.sleeper();
             if (sleeper != null) {
                 sleeper.resetStats();
             }
@@ -423,20 +571,30 @@ public final class Bench {
             long cpu = MX.getCurrentThreadCpuTime() - cpu0;
             var slack = TimerSlack.current();
             return new Result(errors, returns, cpu, wall, slack.isPresent() ? slack.getAsLong() : null,
-                    sleeper != null ? sleeper.stats() : null, sleeper != null ? sleeper.tailTarget() : null);
+                    sleeper != null ? sleeper.stats() : null, sleeper != null ? sleeper.tailTarget() : null,
+                    waiter, sleeper, before);
         }
 
-        Result run(long d, int warmup, int n) throws Exception {
-            jobs.put(new long[] {d, warmup, n});
+        /**
+         * Runs one job on the cell's thread and waits for it: {@code warmup}
+         * unrecorded waits, then {@code n} measured ones, all at the cell's
+         * duration with the cell's waiter.
+         */
+        Result run(int warmup, int n) throws Exception {
+            if (warmup < 0 || n < 0) {
+                throw new IllegalArgumentException("warmup " + warmup + ", n " + n);
+            }
+            jobs.put(new int[] {warmup, n});
             Object r = results.take();
             if (r instanceof Throwable) {
-                throw new IllegalStateException(method.id + " failed", (Throwable) r);
+                throw new IllegalStateException(method.id + " at " + durationNs + " ns failed", (Throwable) r);
             }
             return (Result) r;
         }
 
+        /** Ends the cell: its thread returns, and its waiter goes with it. */
         void stop() throws InterruptedException {
-            jobs.put(new long[0]);
+            jobs.put(new int[0]);
             thread.join();
         }
     }

@@ -25,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  * so ±0.5 % of a core over 2 s). Every thread first sleeps
  * {@link #WARMUP} times unmeasured, as many as keeptime's cells at 1 ms get
  * (its sleepers learn; the other methods lose nothing by the wait), as the
- * Rust bench's crowd; when all have, the measured window starts for all of
+ * Rust bench's crowd ({@code --warmup N}: N times, as there); when all have, the measured window starts for all of
  * them at once. Sleeps that start after the window do not count.
  */
 final class Crowd {
@@ -214,10 +214,11 @@ final class Crowd {
         }
     }
 
-    static void print(List<Row> rows, long measureNs) {
+    /** The crowd table; {@code warmup}: the warm-up sleeps each thread made. */
+    static void print(List<Row> rows, long measureNs, int warmup) {
         Row first = rows.get(0);
         System.out.printf(Locale.ROOT, "%n## crowd: %d threads × %s sleeps, %s per method after %d sleeps of warm-up per thread%n%n",
-                first.threads(), Bench.Format.duration(SLEEP_NS), Bench.Format.duration(measureNs), WARMUP);
+                first.threads(), Bench.Format.duration(SLEEP_NS), Bench.Format.duration(measureNs), warmup);
         System.out.println("| method | sleeps | p50 | p99 | max | early | late > 2 µs | process CPU (% of one core) |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {

@@ -73,36 +73,26 @@ enum Method {
         return this != THREAD_SLEEP && this != PARK_NANOS && this != PARK_NANOS_SLACK_1NS;
     }
 
-    /** A waiter for this method, created on (and used only by) the thread that runs it. */
+    /**
+     * A new waiter for this method, created on (and used only by) the thread
+     * that runs it. Every call returns a new object, with its own state where
+     * the method has any (a keeptime sleeper and what it learns): the bench
+     * calls this once per (method, duration) cell ({@link Bench.CellWorker}),
+     * and once more for the JIT warm-up, whose waiter is thrown away.
+     */
     Waiter newWaiter() {
         switch (this) {
             case BUSY_LOOP:
-                return (deadline, d) -> {
-                    long now;
-                    while ((now = System.nanoTime()) - deadline < 0) {
-                        // no pause hint: the tightest loop
-                    }
-                    return now;
-                };
+                return new BusyLoop();
             case SPIN_PAUSE:
-                return (deadline, d) -> {
-                    long now = System.nanoTime();
-                    while (now - deadline < 0) {
-                        Thread.onSpinWait();
-                        now = System.nanoTime();
-                    }
-                    return now;
-                };
+                return new SpinPause();
             case THREAD_SLEEP:
-                return (deadline, d) -> {
-                    Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
-                    return 0;
-                };
+                return new ThreadSleep();
             case PARK_NANOS:
-                return Method::park;
+                return new Park();
             case PARK_NANOS_SLACK_1NS:
                 TimerSlack.set(1);
-                return Method::park;
+                return new Park();
             case KEEPTIME:
                 return new StaticKeeptime();
             case KEEPTIME_SLEEPER:
@@ -120,9 +110,47 @@ enum Method {
         }
     }
 
-    private static long park(long deadline, long d) {
-        LockSupport.parkNanos(d);
-        return 0;
+    /** {@code System.nanoTime()} in a tight loop, no pause hint. */
+    static final class BusyLoop implements Waiter {
+        @Override
+        public long waitUntil(long deadline, long d) {
+            long now;
+            while ((now = System.nanoTime()) - deadline < 0) {
+                // no pause hint: the tightest loop
+            }
+            return now;
+        }
+    }
+
+    /** {@code System.nanoTime()} with {@code Thread.onSpinWait()} between reads. */
+    static final class SpinPause implements Waiter {
+        @Override
+        public long waitUntil(long deadline, long d) {
+            long now = System.nanoTime();
+            while (now - deadline < 0) {
+                Thread.onSpinWait();
+                now = System.nanoTime();
+            }
+            return now;
+        }
+    }
+
+    /** {@code Thread.sleep(ms, ns)}. */
+    static final class ThreadSleep implements Waiter {
+        @Override
+        public long waitUntil(long deadline, long d) throws InterruptedException {
+            Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
+            return 0;
+        }
+    }
+
+    /** One {@code LockSupport.parkNanos(d)}, with the thread's timer slack. */
+    static final class Park implements Waiter {
+        @Override
+        public long waitUntil(long deadline, long d) {
+            LockSupport.parkNanos(d);
+            return 0;
+        }
     }
 
     /** One wait until {@code deadline} (a nanoTime value), {@code d} ns after its start. */

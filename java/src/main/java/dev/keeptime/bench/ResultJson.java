@@ -32,7 +32,16 @@ final class ResultJson {
     record Cell(Method method, long durationNs, long warmup, Long timerSlackNs, Stats stats,
             TailTarget target, SleeperStats sleeper) {}
 
-    static String write(String created, Machine m, List<Long> durations, List<Method> methods, List<Cell> cells) {
+    /**
+     * The document of one run.
+     *
+     * @param warmup {@code --warmup}: the warm-up count the user fixed for
+     *     every cell, written as {@code parameters.warmup}; null when the
+     *     bench chose each cell's count (each cell's {@code warmup} is the
+     *     count it used either way)
+     */
+    static String write(String created, Machine m, List<Long> durations, List<Method> methods, Integer warmup,
+            List<Cell> cells) {
         ResultJson j = new ResultJson();
         StringBuilder s = j.sb;
         s.append("{\n");
@@ -72,7 +81,9 @@ final class ResultJson {
             s.append(i == 0 ? "" : ", ").append(quote(methods.get(i).id));
         }
         s.append("],\n");
-        for (String k : new String[] {"samples", "warmup", "budget_ns", "pin_cpu"}) {
+        j.indent(2).append("\"samples\": null,\n");
+        j.num(2, "warmup", warmup == null ? null : Long.valueOf(warmup)).append(",\n");
+        for (String k : new String[] {"budget_ns", "pin_cpu"}) {
             j.indent(2).append('"').append(k).append("\": null,\n");
         }
         j.indent(2).append("\"priority\": null\n");

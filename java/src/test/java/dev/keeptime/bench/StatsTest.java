@@ -81,7 +81,7 @@ class StatsTest {
         Stats s = new Stats(new long[] {120, -3, 40, 95_000}, 5_000_000, 200_000);
         Stats withReturns = new Stats(new long[] {120, -3, 40, 95_000}, new long[] {60, 20, 40, 900}, 5_000_000, 200_000);
         String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
-                List.of(Method.BUSY_LOOP, Method.KEEPTIME, Method.KEEPTIME_EFFICIENT),
+                List.of(Method.BUSY_LOOP, Method.KEEPTIME, Method.KEEPTIME_EFFICIENT), null,
                 List.of(new ResultJson.Cell(Method.BUSY_LOOP, 10_000, 20, 50_000L, s, null, null),
                         new ResultJson.Cell(Method.KEEPTIME, 10_000, 20, null, withReturns,
                                 dev.keeptime.TailTarget.BALANCED,
@@ -90,6 +90,8 @@ class StatsTest {
                                 dev.keeptime.TailTarget.BALANCED, new dev.keeptime.SleeperStats(4, 0, 4, 0, 20_000, 0))));
         ObjectMapper om = new ObjectMapper();
         JsonNode doc = om.readTree(json);
+        assertTrue(doc.get("parameters").get("warmup").isNull(), "the bench chose the warm-up counts");
+        assertEquals(20, doc.get("results").get(0).get("warmup").asLong());
         assertTrue(doc.get("results").get(0).get("sleeper") == null, "only keeptime cells carry stats");
         assertTrue(doc.get("results").get(2).get("sleeper") == null, "only spin-finished keeptime cells carry stats");
         assertTrue(doc.get("results").get(1).get("sleeper_stats") == null, "the field is named sleeper");
@@ -139,6 +141,29 @@ class StatsTest {
             assertEquals(cell.get("samples").asLong(), count, "histogram counts add up to samples");
         }
         assertEquals(1, withSleeper);
+    }
+
+    /** With {@code --warmup N}, {@code parameters.warmup} is N and every cell records the N it used. */
+    @Test
+    void theWarmupOptionIsRecordedInTheParameters() throws Exception {
+        Stats s = new Stats(new long[] {120, -3, 40}, 5_000_000, 200_000);
+        String json = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L, 1_000_000L),
+                List.of(Method.SPIN_PAUSE), 25,
+                List.of(new ResultJson.Cell(Method.SPIN_PAUSE, 10_000, Bench.warmupFor(Method.SPIN_PAUSE, 10_000, 25), null, s,
+                                null, null),
+                        new ResultJson.Cell(Method.SPIN_PAUSE, 1_000_000, Bench.warmupFor(Method.SPIN_PAUSE, 1_000_000, 25),
+                                null, s, null, null)));
+        JsonNode doc = new ObjectMapper().readTree(json);
+        JsonNode warmup = doc.get("parameters").get("warmup");
+        assertTrue(warmup.isIntegralNumber(), warmup.toString());
+        assertEquals(25, warmup.asLong());
+        for (JsonNode cell : doc.get("results")) {
+            assertEquals(25, cell.get("warmup").asLong(), cell.toString());
+        }
+        String zero = ResultJson.write("2026-11-21T19:30:27Z", Machine.detect(Clocks.inspect()), List.of(10_000L),
+                List.of(Method.SPIN_PAUSE), 0, List.of(new ResultJson.Cell(Method.SPIN_PAUSE, 10_000, 0, null, s, null, null)));
+        assertEquals(0, new ObjectMapper().readTree(zero).get("parameters").get("warmup").asLong());
+        assertTrue(new ObjectMapper().readTree(zero).get("parameters").get("warmup").isIntegralNumber());
     }
 
     /**
