@@ -84,8 +84,20 @@ pub const STALE_MIN: u64 = 4;
 /// since loading: it then drops the profile's samples and keeps its own.
 pub const STALE_DIV: u64 = 25;
 
+/// A view too young for a share answers its own quantile plus `1 /` this
+/// of it (`spec/estimator.md`, *margin*): the next wake-up lands above the
+/// largest of `n` with chance `1 / (n + 1)`, above the share while `n` is
+/// too small to set one aside.
+pub const YOUNG_HEADROOM_DIV: u64 = 2;
+
 /// log2 of the upper bound of bucket 0 (16 384 ns).
 const BUCKET_SHIFT: u32 = 14;
+
+/// A young view's own quantile with its headroom: `x + x /`
+/// [`YOUNG_HEADROOM_DIV`], saturating.
+fn young(x: u64) -> u64 {
+    x.saturating_add(x / YOUNG_HEADROOM_DIV)
+}
 
 /// The bucket of an OS wait of `wait_ns` nanoseconds: 0 below 16.384 µs, then
 /// one bucket per power of two, the last one open-ended (≥ 16.8 ms).
@@ -473,7 +485,9 @@ impl MarginEstimator {
     /// bin holding the `k`-th largest sample, `k = floor((n + 1) · share /
     /// 10^6)` (a new sample lands above the `k`-th largest of `n` alike ones
     /// with chance `k / (n + 1)`). A pool answers at least its source's own
-    /// quantile. Samples too few for the share (`k = 0`) answer their largest,
+    /// quantile. Samples too few for the share (`k = 0`) answer their largest
+    /// plus half of it ([`YOUNG_HEADROOM_DIV`]: the next wake-up lands above
+    /// the largest of `n` with chance `1 / (n + 1)`, more than the share),
     /// and at least the same quantile of every live longer bucket (once they
     /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
     /// live longer bucket established at the share on its own; a longer
@@ -498,7 +512,9 @@ impl MarginEstimator {
             };
         }
         // Too young to set any sample aside at this share: the window's
-        // maximum says little about a rare tail, so never plan below what
+        // maximum says little about a rare tail (the next wake-up lands
+        // above it with chance 1 / (n + 1), more than the share), so it
+        // answers with headroom (`young`), and never plans below what
         // any longer wait needs (longer waits wake no earlier). Once the
         // view holds half the samples the share needs, a longer bucket
         // bounds it only if it is established at the share itself: a young
@@ -513,7 +529,7 @@ impl MarginEstimator {
                     && (!half_grown || self.places(self.buckets[l].len as u64, share_ppm))
             })
             .map(|l| self.bound(l, share_ppm))
-            .fold(own, u64::max);
+            .fold(young(own), u64::max);
         // Nor earlier than the nearest shorter wait that knows its tail
         // (places the share on its own): longer waits wake no earlier. A
         // sleeper that moves to a longer length than any it made would
@@ -737,9 +753,10 @@ mod tests {
         for _ in 0..WINDOW - 1 {
             e.observe(100_000, 3_000);
         }
-        assert_eq!(e.margin(3, 0), bin_hi(bin_of(900_000)));
+        // At share 0 every view is young: its largest, plus the headroom.
+        assert_eq!(e.margin(3, 0), young(bin_hi(bin_of(900_000))));
         e.observe(100_000, 3_000);
-        assert_eq!(e.margin(3, 0), bin_hi(bin_of(3_000)));
+        assert_eq!(e.margin(3, 0), young(bin_hi(bin_of(3_000))));
     }
 
     #[test]
@@ -757,7 +774,7 @@ mod tests {
         // A new observation starts the bucket afresh.
         e.observe(100_000, 5_000);
         assert_eq!(e.live_samples(3), 1);
-        assert_eq!(e.margin(3, 0), bin_hi(bin_of(5_000)));
+        assert_eq!(e.margin(3, 0), young(bin_hi(bin_of(5_000))));
     }
 
     #[test]
@@ -765,8 +782,9 @@ mod tests {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
         e.observe(20_000, 8_000); // bucket 1
-        assert_eq!(e.margin(5, 10_000), bin_hi(bin_of(8_000)));
-        assert_eq!(e.margin(0, 10_000), bin_hi(bin_of(8_000)));
+                                  // One sample: young, so its largest plus half of it.
+        assert_eq!(e.margin(5, 10_000), 12_286);
+        assert_eq!(e.margin(0, 10_000), young(bin_hi(bin_of(8_000))));
         assert_eq!(e.compensation(7), 7_935); // middle of [7680, 8191]
     }
 
@@ -919,6 +937,8 @@ mod tests {
             }
             return m;
         }
+        // Young: half of its own quantile again as headroom.
+        m = m.saturating_add(m / YOUNG_HEADROOM_DIV);
         let half_grown = places(v.n, p.saturating_mul(2));
         for l in b + 1..BUCKETS {
             if e.is_live(l) && (!half_grown || places(e.buckets[l].len as u64, p)) {

@@ -126,7 +126,11 @@ fn a_lone_outlier_does_not_move_a_learned_margin() {
     assert_eq!(s.stats().late, 1);
     // At 0.1 % it is the margin until WINDOW more waits of that length pushed
     // it out.
-    assert_eq!(s.estimator().margin(b, 1_000), bin_hi(bin_of(2_000_000)));
+    // (plus half of it: the view is too young for 0.1 %).
+    assert_eq!(
+        s.estimator().margin(b, 1_000),
+        bin_hi(bin_of(2_000_000)) + bin_hi(bin_of(2_000_000)) / 2
+    );
 }
 
 #[test]
@@ -172,15 +176,21 @@ fn a_stricter_target_buys_its_tail_with_a_second_wait_or_a_longer_spin() {
     let (wake, tail) = (bin_hi(bin_of(26_000)), bin_hi(bin_of(60_000)));
     // 5 %: one wait ending at the 26 µs bin (the 2 % of 60 µs wakes may be late).
     assert_eq!(run(TailTarget::RELAXED), [wake]);
-    // 1 %: the 60 µs wakes must be covered. One wait ends at the 60 µs bin;
-    // it wakes 26 µs late, and a second wait of the ~9 µs left (its bucket,
-    // established at 1 % while the young sleeper explored, has only seen
-    // 26 µs wakes) is cheaper than spinning them. No split is cheaper: the
-    // short waits' bucket has seen a 60 µs wake, their margin at 0.5 %.
-    assert_eq!(run(TailTarget::BALANCED), [tail, wake]);
-    // 0.1 %: short buckets are not established at 0.05 %: one wait at the
-    // 60 µs bin.
-    assert_eq!(run(TailTarget::STRICT), [tail]);
+    // 1 %: the 60 µs wakes must be covered: a two-wait plan, a long wait
+    // ending 76.6 µs early (the 50 µs split plus the short wait's margin at
+    // 0.5 %, the 26 µs bin), then the short wait ending at the 26 µs bin; a
+    // long wait woken 60 µs late leaves no room for it, and spins the rest.
+    // (Before a young view's headroom the young sleeper's exploring left the
+    // short waits' bucket with a 60 µs wake, and the plan was one wait at
+    // the 60 µs bin, then a second of the ~9 µs left.)
+    assert_eq!(run(TailTarget::BALANCED), [50_000 + wake, wake]);
+    // 0.1 %: 500 samples are too few for 0.1 %: one wait would end the
+    // 60 µs bin plus half of it (a young view's headroom, 92 µs) early. A
+    // split is cheaper: a long wait ending 111 µs early (the 50 µs split
+    // plus the short wait's margin at 0.05 %, held to the long waits' 60 µs
+    // bin), then the short wait ending at that bin. (Before the headroom:
+    // one wait at the 60 µs bin.)
+    assert_eq!(run(TailTarget::STRICT), [50_000 + tail, tail]);
 }
 
 #[test]
@@ -189,17 +199,18 @@ fn stats_count_sleeps_late_waits_spin_and_cpu() {
     sim.set_wait_cost(1_000);
     let mut s = exact(&sim);
     // Bootstrap: one wait to 50 µs before, woke 10 µs late; a second OS wait
-    // (margin: the top of 10 µs's bin [8192, 10239]), woke 10 µs late, then a
-    // spin of 239 ns to the deadline (3 steps of 100 ns, all within the
-    // hand-off: the spin is counted to the deadline, before the last step).
+    // (margin: the top of 10 µs's bin [8192, 10239] plus half of it, a young
+    // view's headroom: 15 358 ns), woke 10 µs late, then a spin of 5 358 ns
+    // to the deadline (the spin is counted to the deadline, before the last
+    // step).
     sim.script_overshoots([10_000, 10_000]);
     s.sleep_until_ns(500_000);
     let st = s.stats();
     assert_eq!(st.sleeps, 1);
     assert_eq!(st.late, 0);
     assert_eq!(st.os_waits, 2);
-    assert_eq!(st.spin_ns, 239);
-    assert_eq!(st.cpu_estimate_ns, 239 + 2 * 1_000);
+    assert_eq!(st.spin_ns, 5_358);
+    assert_eq!(st.cpu_estimate_ns, 5_358 + 2 * 1_000);
     // An OS wait that wakes after the deadline makes a late sleep.
     sim.script_overshoots([500_000]);
     let d = sim.now() + 300_000;
@@ -264,16 +275,17 @@ fn without_a_spin_slot_the_sleep_follows_with_a_yield_per_iteration() {
     let woke = s.sleep_until_ns(500_000);
     // Nothing learned yet: an OS wait ending DEFAULT_MARGIN_NS early, woken
     // 3 µs late; then one ending the learned margin (the upper edge of the
-    // 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
-    // 1 µs (the simulated yield step) and no pause. No wait to the deadline.
+    // 3 µs sample's bin, 3 071 ns, plus half of it: one sample is a young
+    // view, 4 606 ns) early; then, with no slot, two yields of 1 µs (the
+    // simulated yield step) and no pause. No wait to the deadline.
     assert_eq!(DEFAULT_MARGIN_NS, 50_000);
-    let m = bin_hi(bin_of(3_000));
-    assert_eq!(m, 3_071);
+    let m = bin_hi(bin_of(3_000)) * 3 / 2;
+    assert_eq!(m, 4_606);
     let targets: Vec<u64> = sim.waits().iter().map(|w| w.target_ns).collect();
     assert_eq!(targets, [450_000, 500_000 - m]);
-    assert_eq!(woke, 500_000 - m + 3_000 + 1_000);
-    assert_eq!((sim.relaxes(), sim.yields()), (0, 1));
-    assert_eq!((s.stats().late, s.stats().spin_ns), (0, 1_000));
+    assert_eq!(woke, 500_000 - m + 3_000 + 2_000);
+    assert_eq!((sim.relaxes(), sim.yields()), (0, 2));
+    assert_eq!((s.stats().late, s.stats().spin_ns), (0, 2_000));
 }
 
 #[test]
@@ -447,9 +459,10 @@ fn the_same_sleep_without_a_crowd_plans_as_usual() {
     let woke = s.sleep_until_ns(1_000_000);
     assert_eq!(sim.waits()[0].target_ns, 1_000_000 - DEFAULT_MARGIN_NS);
     assert_eq!(sim.yields(), 0);
-    // Then the learned margin (3 071 ns), and 71 ns of pause: one 100 ns step.
-    assert_eq!(sim.waits()[1].target_ns, 1_000_000 - 3_071);
-    assert_eq!(woke, 1_000_029);
+    // Then the learned margin (3 071 ns plus half of it, a young view's
+    // headroom: 4 606 ns), and 1 606 ns of pause: 17 steps of 100 ns.
+    assert_eq!(sim.waits()[1].target_ns, 1_000_000 - 4_606);
+    assert_eq!(woke, 1_000_094);
 }
 
 #[test]
@@ -509,11 +522,11 @@ fn several_sleepers_in_one_world_count_themselves_into_the_crowd() {
     let targets: Vec<u64> = sim.waits().iter().map(|w| w.target_ns - t0).collect();
     // The cap does not bind: b's default margin, then its learned one (as
     // ever, a sleep re-plans after an OS wait that woke early enough).
-    assert_eq!(targets, [1_000_000 - DEFAULT_MARGIN_NS, 1_000_000 - 3_071]);
+    assert_eq!(targets, [1_000_000 - DEFAULT_MARGIN_NS, 1_000_000 - 4_606]);
     assert_eq!(
         woke - t0,
-        1_000_000 - 71 + 100,
-        "71 ns left: one pause step"
+        1_000_000 - 1_606 + 1_700,
+        "1 606 ns left: 17 pause steps"
     );
     assert_eq!(sim.yields(), 0);
     // Interrupted in its OS wait and told to stop: it still leaves the count.
@@ -677,9 +690,9 @@ fn a_young_bucket_is_answered_by_its_pooled_neighbours() {
     assert!(e.established(3, 10_000));
     assert_eq!(e.margin(3, 10_000), bin_hi(bin_of(5_000)));
     // At 0.1 % 210 samples are too few even pooled: not established, the
-    // margin is their maximum.
+    // margin is their maximum plus half of it (a young view's headroom).
     assert!(!e.established(3, 1_000));
-    assert_eq!(e.margin(3, 1_000), bin_hi(bin_of(5_000)));
+    assert_eq!(e.margin(3, 1_000), bin_hi(bin_of(5_000)) * 3 / 2);
     // Bucket 2 has enough of its own at 1 %: its own samples answer.
     assert_eq!(e.samples(2, 10_000), 150);
     assert_eq!(e.margin(2, 10_000), bin_hi(bin_of(3_000)));
@@ -728,7 +741,8 @@ fn a_binding_lead_plans_its_waits_that_much_earlier_and_hands_off_that_early() {
     // deadline, so a wake-up within its margin leaves the binding its whole
     // lead. A fresh sleeper's first wait ends its default margin (50 µs)
     // before that point and wakes 2 µs late; the second ends the margin that
-    // one wake-up gives (its bin's top, 2 047 ns) before it and wakes on time.
+    // one wake-up gives (its bin's top, 2 047 ns, plus half of it as a young
+    // view's headroom: 3 070 ns) before it and wakes on time.
     sim.script_overshoots([2_000, 0]);
     let deadline = 1_000_000;
     let handoff = s
@@ -741,11 +755,11 @@ fn a_binding_lead_plans_its_waits_that_much_earlier_and_hands_off_that_early() {
         targets,
         [
             handoff_point - keeptime::estimate::DEFAULT_MARGIN_NS,
-            handoff_point - 2_047
+            handoff_point - 3_070
         ]
     );
     let start = waits[1].woke_ns;
-    assert_eq!(start, handoff_point - 2_047);
+    assert_eq!(start, handoff_point - 3_070);
     // The spin handed off at its first step within the lead of the deadline,
     // with the slot given back and the spin counted to the deadline.
     let at = first_step_at_or_past(start, 100, deadline - lead);

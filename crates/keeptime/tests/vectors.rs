@@ -588,7 +588,8 @@ fn estimator_vectors() {
                        "EXPLORE_YOUNG_SLEEPS": keeptime::EXPLORE_YOUNG_SLEEPS,
                        "EXPLORE_COST_DIV": keeptime::EXPLORE_COST_DIV,
                        "STALE_SHARE_PPM": estimate::STALE_SHARE_PPM, "STALE_MIN": estimate::STALE_MIN,
-                       "STALE_DIV": estimate::STALE_DIV, "check_shares_ppm": SHARES },
+                       "STALE_DIV": estimate::STALE_DIV,
+                       "YOUNG_HEADROOM_DIV": estimate::YOUNG_HEADROOM_DIV, "check_shares_ppm": SHARES },
         "cases": estimator_scenarios(),
     });
     check_or_write("estimator.json", generated);
