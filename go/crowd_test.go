@@ -106,9 +106,10 @@ func TestTheSameSleepWithoutACrowdPlansAsUsual(t *testing.T) {
 	if len(sim.waits) != 2 || sim.waits[0].target != 1_000_000-defaultMarginNs || sim.yields != 0 {
 		t.Fatalf("waits %v, %d yields", sim.waits, sim.yields)
 	}
-	// Then the learned margin (3 071 ns), and 71 ns of pause: one 100 ns step.
-	if sim.waits[1].target != 1_000_000-3_071 || got != 1_000_029 {
-		t.Fatalf("second wait %v, returned %d; want a target of 996929 and 1000029", sim.waits[1], got)
+	// Then the learned margin (3 071 ns plus half of it, a young view's
+	// headroom: 4 606 ns), and 1 606 ns of pause: 17 steps of 100 ns.
+	if sim.waits[1].target != 1_000_000-4_606 || got != 1_000_094 {
+		t.Fatalf("second wait %v, returned %d; want a target of 995394 and 1000094", sim.waits[1], got)
 	}
 }
 
@@ -175,11 +176,11 @@ func TestSeveralSleepersInOneWorldCountThemselvesIntoTheCrowd(t *testing.T) {
 	woke := b.sleepUntilNs(t0 + 1_000_000)
 	// The cap does not bind: b's default margin, then its learned one (as
 	// ever, a sleep re-plans after an OS wait that woke early enough).
-	if len(sim.waits) != 2 || sim.waits[0].target-t0 != 1_000_000-defaultMarginNs || sim.waits[1].target-t0 != 1_000_000-3_071 {
+	if len(sim.waits) != 2 || sim.waits[0].target-t0 != 1_000_000-defaultMarginNs || sim.waits[1].target-t0 != 1_000_000-4_606 {
 		t.Fatalf("waits %v from %d", sim.waits, t0)
 	}
-	if woke-t0 != 1_000_000-71+100 || sim.yields != 0 {
-		t.Fatalf("returned %d after %d yields; want 71 ns left, one pause step", woke-t0, sim.yields)
+	if woke-t0 != 1_000_000-1_606+1_700 || sim.yields != 0 {
+		t.Fatalf("returned %d after %d yields; want 1 606 ns left, 17 pause steps", woke-t0, sim.yields)
 	}
 	// Its OS wait panics: it still leaves the count (and holds no slot).
 	sim.panicAtWait = true

@@ -92,6 +92,11 @@ const (
 	// observations since loading: it then drops the profile's samples and
 	// keeps its own.
 	staleDiv = 25
+	// youngHeadroomDiv: a view too young for a share answers its own
+	// quantile plus 1/youngHeadroomDiv of it (spec/estimator.md, margin):
+	// the next wake-up lands above the largest of n with chance 1/(n+1),
+	// more than the share while n is too small to set one aside.
+	youngHeadroomDiv = 2
 )
 
 // bucketOf is the bucket of an OS wait of waitNs nanoseconds: 0 below
@@ -517,7 +522,9 @@ func (e *estimator) firstBinReaching(v *view, need uint64) int {
 // most sharePpm parts per million: quantile(view, share). An established
 // pool answers at least the source's own quantile (a neighbour's tighter
 // wake-ups never make this length's own tail shorter). Samples too few for
-// the share (whose maximum says little about a rare tail) answer at least
+// the share (whose maximum says little about a rare tail: the next wake-up
+// lands above the largest of n with chance 1/(n+1)) answer their quantile
+// plus half of it (youngHeadroomDiv), and at least
 // quantile({l}, share) of every live bucket l > b, since longer waits wake
 // no earlier; once they are half what the share needs (places(n, 2·share)),
 // of every live bucket l > b established at the share on its own; and of
@@ -535,6 +542,7 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 		}
 		return own
 	}
+	own = young(own)
 	// Once the view holds half the samples the share needs, only a longer
 	// bucket established at the share on its own bounds it: a young longer
 	// bucket's largest sample is no better evidence of the rare tail.
@@ -551,6 +559,12 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 		own = max(own, e.ownQuantile(l, sharePpm))
 	}
 	return own
+}
+
+// young is a young view's own quantile x with its headroom:
+// x + x/youngHeadroomDiv, saturating.
+func young(x uint64) uint64 {
+	return satAdd(x, x/youngHeadroomDiv)
 }
 
 // nearestKnownBelow is the largest live bucket in [lowest, b) that places

@@ -104,8 +104,8 @@ func TestAYoungBucketIsAnsweredByItsPooledNeighbours(t *testing.T) {
 		t.Fatalf("bucket 4 at 1 %%: %d samples, established %v", n, ok)
 	}
 	// At 0.1 % 210 samples are too few even pooled: not established, the
-	// margin is their maximum.
-	if e.established(3, 1_000) || e.margin(3, 1_000) != binHi(binOf(5_000)) {
+	// margin is their maximum plus half of it (a young view's headroom).
+	if e.established(3, 1_000) || e.margin(3, 1_000) != binHi(binOf(5_000))*3/2 {
 		t.Fatalf("bucket 3 at 0.1 %%: established %v, margin %d", e.established(3, 1_000), e.margin(3, 1_000))
 	}
 	// Bucket 2 has enough of its own at 1 %: its own samples answer.
@@ -158,11 +158,12 @@ func TestOneOutlierLeavesAfterWindowObservations(t *testing.T) {
 	for i := 0; i < window-1; i++ {
 		e.observe(100_000, 3_000)
 	}
-	if got := e.margin(3, 0); got != binHi(binOf(900_000)) {
+	// At share 0 every view is young: its largest, plus the headroom.
+	if got := e.margin(3, 0); got != young(binHi(binOf(900_000))) {
 		t.Fatalf("with the outlier in the window: %d", got)
 	}
 	e.observe(100_000, 3_000)
-	if got := e.margin(3, 0); got != binHi(binOf(3_000)) {
+	if got := e.margin(3, 0); got != young(binHi(binOf(3_000))) {
 		t.Fatalf("after %d more observations: %d", window, got)
 	}
 	if e.liveSamples(3) != window {
@@ -185,7 +186,7 @@ func TestUnusedBucketsAreForgottenAfterHorizonSleeps(t *testing.T) {
 		t.Fatal("not forgotten after horizon sleeps")
 	}
 	e.observe(100_000, 5_000) // starts afresh
-	if e.liveSamples(3) != 1 || e.margin(3, 0) != binHi(binOf(5_000)) {
+	if e.liveSamples(3) != 1 || e.margin(3, 0) != young(binHi(binOf(5_000))) {
 		t.Fatal("a forgotten bucket does not start afresh")
 	}
 }
@@ -194,7 +195,8 @@ func TestBorrowsFromShorterThenLongerBuckets(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(20_000, 8_000) // bucket 1
-	if e.margin(5, 10_000) != binHi(binOf(8_000)) || e.margin(0, 10_000) != binHi(binOf(8_000)) {
+	// One sample: young, so its largest plus half of it.
+	if e.margin(5, 10_000) != 12_286 || e.margin(0, 10_000) != young(binHi(binOf(8_000))) {
 		t.Fatal("no borrowing")
 	}
 	if got := e.compensation(7); got != 7_935 { // middle of [7680, 8191]
@@ -254,10 +256,11 @@ func TestSamplesAreClampedAndArithmeticSaturates(t *testing.T) {
 	var e estimator
 	e.beginSleep()
 	e.observe(math.MaxUint64, math.MaxUint64)
-	if got := e.margin(buckets-1, 10_000); got != binHi(bins-2) { // 1 s is in the last bin but one
+	// 1 s is in the last bin but one; one sample is young: plus half of it.
+	if got := e.margin(buckets-1, 10_000); got != young(binHi(bins-2)) {
 		t.Fatalf("margin = %d", got)
 	}
-	if p, ok := planExact(&e, math.MaxUint64, 10_000, 0, planStep{first: true}); !ok || p != (osWaitPlan{waitNs: math.MaxUint64 - binHi(bins-2), restBudgetPpm: 10_000}) {
+	if p, ok := planExact(&e, math.MaxUint64, 10_000, 0, planStep{first: true}); !ok || p != (osWaitPlan{waitNs: math.MaxUint64 - young(binHi(bins-2)), restBudgetPpm: 10_000}) {
 		t.Fatalf("planExact(max) = %+v %v", p, ok)
 	}
 	if satAdd(math.MaxUint64, 1) != math.MaxUint64 || satSub(1, 2) != 0 || satMul(1<<40, 1<<40) != math.MaxUint64 {
@@ -368,6 +371,8 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 		}
 		return m
 	}
+	// Young: the view's own quantile with half of it again as headroom.
+	m += m / 2
 	// Half grown (places(n, 2p)): only longer buckets established at p.
 	halfGrown := (scanOf(e, members...).n+1)*min(2*min(p, ppm), ppm) >= ppm
 	for l := b + 1; l < buckets; l++ {

@@ -76,10 +76,11 @@ func TestWithoutASpinSlotTheSleepFollowsWithAYieldPerIteration(t *testing.T) {
 	got := s.sleepUntilNs(500_000)
 	// Nothing learned yet: an OS wait ending defaultMarginNs early, woken
 	// 3 µs late; then one ending the learned margin (the upper edge of the
-	// 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
-	// 1 µs (the simulated yield step) and no pause. No wait to the deadline.
-	m := binHi(binOf(3_000))
-	if defaultMarginNs != 50_000 || m != 3_071 {
+	// 3 µs sample's bin, 3 071 ns, plus half of it: one sample is a young
+	// view, 4 606 ns) early; then, with no slot, two yields of 1 µs (the
+	// simulated yield step) and no pause. No wait to the deadline.
+	m := young(binHi(binOf(3_000)))
+	if defaultMarginNs != 50_000 || m != 4_606 {
 		t.Fatalf("default margin %d, bin edge %d", defaultMarginNs, m)
 	}
 	var targets []uint64
@@ -89,13 +90,13 @@ func TestWithoutASpinSlotTheSleepFollowsWithAYieldPerIteration(t *testing.T) {
 	if want := []uint64{450_000, 500_000 - m}; !reflect.DeepEqual(targets, want) {
 		t.Fatalf("OS wait targets %v, want %v", targets, want)
 	}
-	if want := 500_000 - m + 3_000 + 1_000; got != want {
+	if want := 500_000 - m + 3_000 + 2_000; got != want {
 		t.Fatalf("returned %d, want %d", got, want)
 	}
-	if sim.relaxes != 0 || sim.yields != 1 || sim.spinning {
+	if sim.relaxes != 0 || sim.yields != 2 || sim.spinning {
 		t.Fatalf("%d relaxes, %d yields, slot held %v", sim.relaxes, sim.yields, sim.spinning)
 	}
-	if st := s.Stats(); st.Late != 0 || st.Spin != time.Microsecond {
+	if st := s.Stats(); st.Late != 0 || st.Spin != 2*time.Microsecond {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -318,8 +319,8 @@ func TestALoneOutlierDoesNotMoveALearnedMargin(t *testing.T) {
 		t.Fatalf("margin %d, late %d", got, s.Stats().Late)
 	}
 	// At 0.1 % it is the margin until window more waits of its length pushed
-	// it out.
-	if got := s.est.margin(b, 1_000); got != binHi(binOf(2_000_000)) {
+	// it out (plus half of it: the view is too young for 0.1 %).
+	if got := s.est.margin(b, 1_000); got != young(binHi(binOf(2_000_000))) {
 		t.Fatalf("0.1 %% margin %d", got)
 	}
 }
@@ -378,17 +379,23 @@ func TestAStricterTargetBuysItsTailWithASecondWaitOrALongerSpin(t *testing.T) {
 		// 5 %: one wait ending at the 26 µs bin (the 2 % of 60 µs wakes may
 		// be late).
 		{TailRelaxed, []uint64{wake}},
-		// 1 %: the 60 µs wakes must be covered. One wait ends at the 60 µs
-		// bin; it wakes 26 µs late, and a second wait of the ~9 µs left (its
-		// bucket, established at 1 % while the young sleeper explored, has
-		// only seen 26 µs wakes) is cheaper than spinning them. No split is
-		// cheaper: the short waits' bucket has seen a 60 µs wake, their
-		// margin at 0.5 %.
-		{TailBalanced, []uint64{tail, wake}},
-		{TailTarget{}, []uint64{tail, wake}}, // the zero value is TailBalanced
-		// 0.1 %: short buckets are not established at 0.05 %: one wait at
-		// the 60 µs bin.
-		{TailStrict, []uint64{tail}},
+		// 1 %: the 60 µs wakes must be covered: a two-wait plan, a long
+		// wait ending 76.6 µs early (the 50 µs split plus the short wait's
+		// margin at 0.5 %, the 26 µs bin), then the short wait ending at
+		// the 26 µs bin; a long wait woken 60 µs late leaves no room for
+		// it, and spins the rest. (Before a young view's headroom the young
+		// sleeper's exploring left the short waits' bucket with a 60 µs
+		// wake, and the plan was one wait at the 60 µs bin, then a second
+		// of the ~9 µs left.)
+		{TailBalanced, []uint64{50_000 + wake, wake}},
+		{TailTarget{}, []uint64{50_000 + wake, wake}}, // the zero value is TailBalanced
+		// 0.1 %: 500 samples are too few for 0.1 %: one wait would end the
+		// 60 µs bin plus half of it (a young view's headroom, 92 µs) early.
+		// A split is cheaper: a long wait ending 111 µs early (the 50 µs
+		// split plus the short wait's margin at 0.05 %, held to the long
+		// waits' 60 µs bin), then the short wait ending at that bin.
+		// (Before the headroom: one wait at the 60 µs bin.)
+		{TailStrict, []uint64{50_000 + tail, tail}},
 	} {
 		if got := run(c.target); !reflect.DeepEqual(got, c.early) {
 			t.Errorf("target %v: the OS waits end %v ns early, want %v", c.target, got, c.early)
@@ -401,13 +408,14 @@ func TestStatsCountSleepsLateWaitsSpinAndCPU(t *testing.T) {
 	sim.waitCost = 1_000
 	s := newSleeperOn(sim, Exact)
 	// Bootstrap: one wait to 50 µs before, woke 10 µs late; a second OS wait
-	// (margin: the top of 10 µs's bin [8192, 10239]), woke 10 µs late, then
-	// a spin of 239 ns to the deadline (3 steps of 100 ns, all within the
-	// hand-off: the spin is counted to the deadline, before the last step).
+	// (margin: the top of 10 µs's bin [8192, 10239] plus half of it, a
+	// young view's headroom: 15 358 ns), woke 10 µs late, then a spin of
+	// 5 358 ns to the deadline (the spin is counted to the deadline, before
+	// the last step).
 	sim.overshoots = []uint64{10_000, 10_000}
 	s.sleepUntilNs(500_000)
 	// Nothing was learned when the sleep was planned: unproven.
-	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 239, CPUEstimate: 239 + 2*1_000, UnprovenSleeps: 1}
+	want := SleeperStats{Sleeps: 1, OSWaits: 2, Spin: 5_358, CPUEstimate: 5_358 + 2*1_000, UnprovenSleeps: 1}
 	if st := s.Stats(); st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}

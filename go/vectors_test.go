@@ -62,10 +62,12 @@ type estimatorVectors struct {
 		ExploreCostDiv     *uint64 `json:"EXPLORE_COST_DIV"`
 		// The stale-profile constants (spec/estimator.md, "Loading"), as
 		// pointers for the same reason.
-		StaleSharePpm  *uint64  `json:"STALE_SHARE_PPM"`
-		StaleMin       *uint64  `json:"STALE_MIN"`
-		StaleDiv       *uint64  `json:"STALE_DIV"`
-		CheckSharesPpm []uint64 `json:"check_shares_ppm"`
+		StaleSharePpm *uint64 `json:"STALE_SHARE_PPM"`
+		StaleMin      *uint64 `json:"STALE_MIN"`
+		StaleDiv      *uint64 `json:"STALE_DIV"`
+		// The young view's headroom (spec/estimator.md, margin).
+		YoungHeadroomDiv *uint64  `json:"YOUNG_HEADROOM_DIV"`
+		CheckSharesPpm   []uint64 `json:"check_shares_ppm"`
 	} `json:"constants"`
 	Cases []struct {
 		Name  string          `json:"name"`
@@ -130,6 +132,12 @@ func TestEstimatorVectors(t *testing.T) {
 	}
 	if got, want := [3]uint64{*k.StaleSharePpm, *k.StaleMin, *k.StaleDiv}, [3]uint64{staleSharePpm, staleMin, staleDiv}; got != want {
 		t.Fatalf("constants: vectors STALE_SHARE_PPM, STALE_MIN, STALE_DIV %v, Go %v", got, want)
+	}
+	if k.YoungHeadroomDiv == nil {
+		t.Fatal("constants: YOUNG_HEADROOM_DIV is required")
+	}
+	if *k.YoungHeadroomDiv != youngHeadroomDiv {
+		t.Fatalf("constants: vectors YOUNG_HEADROOM_DIV %d, Go %d", *k.YoungHeadroomDiv, youngHeadroomDiv)
 	}
 	shares := k.CheckSharesPpm
 	if len(shares) == 0 {
