@@ -110,6 +110,13 @@ public final class MarginEstimator {
      * since loading: it then drops the profile's samples and keeps its own.
      */
     public static final long STALE_DIV = 25;
+    /**
+     * A view too young for a share answers its own quantile plus
+     * {@code 1 /} this of it (spec/estimator.md, margin): the next wake-up
+     * lands above the largest of {@code n} with chance {@code 1 / (n + 1)},
+     * more than the share while {@code n} is too small to set one aside.
+     */
+    public static final long YOUNG_HEADROOM_DIV = 2;
     private static final int BUCKET_SHIFT = 14;
     private static final long NO_COST = -1; // costs are at most MAX_SAMPLE_NS
 
@@ -477,7 +484,8 @@ public final class MarginEstimator {
      * is answered by its live neighbours pooled, never below its source's own
      * quantile. Samples too few for the share (not
      * {@link #established(int, long) established}, {@code k = 0}) answer
-     * their largest, and at least the same quantile of every live bucket
+     * their largest plus half of it ({@link #YOUNG_HEADROOM_DIV}), and at
+     * least the same quantile of every live bucket
      * longer than {@code b} (once they are half what the share needs,
      * {@code places(n, 2 · share)}, of every live longer bucket established
      * at the share on its own; a longer bucket too young for the share
@@ -507,6 +515,8 @@ public final class MarginEstimator {
             }
             return own;
         }
+        // Too young to set a sample aside: headroom above its largest.
+        own = U64.add(own, Long.divideUnsigned(own, YOUNG_HEADROOM_DIV));
         // Once the view holds half the samples the share needs, only a
         // longer bucket established at the share on its own bounds it: a
         // young longer bucket's largest sample is no better evidence of the

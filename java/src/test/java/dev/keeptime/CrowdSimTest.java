@@ -107,9 +107,10 @@ class CrowdSimTest {
         long woke = s.sleepUntil(1_000_000);
         assertEquals(1_000_000 - MarginEstimator.DEFAULT_MARGIN_NS, sim.waits().get(0).targetNs());
         assertEquals(0, sim.yields());
-        // Then the learned margin (3 071 ns), and 71 ns of pause: one 100 ns step.
-        assertEquals(1_000_000 - 3_071, sim.waits().get(1).targetNs());
-        assertEquals(1_000_029, woke);
+        // Then the learned margin (3 071 ns plus half of it, a young view's
+        // headroom: 4 606 ns), and 1 606 ns of pause: 17 steps of 100 ns.
+        assertEquals(1_000_000 - 4_606, sim.waits().get(1).targetNs());
+        assertEquals(1_000_094, woke);
     }
 
     @Test
@@ -176,10 +177,11 @@ class CrowdSimTest {
         long t0 = sim.now();
         long woke = b.sleepUntil(t0 + 1_000_000);
         // The cap does not bind: b's default margin, then its learned one (as
-        // ever, a sleep re-plans after an OS wait that woke early enough).
-        assertEquals(List.of(1_000_000 - MarginEstimator.DEFAULT_MARGIN_NS, 1_000_000 - M3US),
+        // ever, a sleep re-plans after an OS wait that woke early enough):
+        // one sample, a young view, so 3 071 ns plus half of it, 4 606 ns.
+        assertEquals(List.of(1_000_000 - MarginEstimator.DEFAULT_MARGIN_NS, 1_000_000 - 4_606L),
                 sim.waits().stream().map(w -> w.targetNs() - t0).toList());
-        assertEquals(1_000_000 - 71 + 100, woke - t0, "71 ns left: one pause step");
+        assertEquals(1_000_000 - 1_606 + 1_700, woke - t0, "1 606 ns left: 17 pause steps");
         assertEquals(0, sim.yields());
         // Interrupted in its OS wait, with the status set: it throws and still leaves the count.
         sim.scriptInterrupts(1_000);

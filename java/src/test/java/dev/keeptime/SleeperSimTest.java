@@ -31,25 +31,27 @@ class SleeperSimTest {
         sim.setDefaultOvershoot(4_000);
         sim.setWaitCost(2_500);
         Sleeper s = sleeper(sim, Mode.EXACT);
-        assertEquals(100_005, s.sleepUntil(100_000));
+        assertEquals(100_058, s.sleepUntil(100_000));
         // Nothing learned: the 50 µs default margin gives a 50 µs OS wait (bucket 2).
-        // Its 4 µs overshoot lands in bin [3584, 4095]: with one sample the margin
-        // at 1 % is its upper edge, 4095 ns, so a 41 905 ns wait follows (cost
-        // 2.5 µs + 511 ns of expected spin, far below a 46 µs pure spin); it wakes
-        // 95 ns before the deadline, which one 100 ns relax step covers.
+        // Its 4 µs overshoot lands in bin [3584, 4095]: one sample is a young
+        // view at 1 %, so the margin is its upper edge, 4095 ns, plus half of it
+        // as a young view's headroom: 6 142 ns. A 39 858 ns wait follows (cost
+        // 2.5 µs + 2 558 ns of expected spin, far below a 46 µs pure spin); it
+        // wakes 2 142 ns before the deadline, which 22 relax steps of 100 ns cover.
         assertEquals(List.of(
                 new SimPlatform.Wait(0, 50_000, 54_000, false),
-                new SimPlatform.Wait(54_000, 95_905, 99_905, false)), sim.waits());
-        assertEquals(1, sim.relaxes());
+                new SimPlatform.Wait(54_000, 93_858, 97_858, false)), sim.waits());
+        assertEquals(22, sim.relaxes());
         assertFalse(sim.isSpinning());
-        assertEquals(4_095, s.estimator().margin(2, 10_000));
+        // Two samples of 4 µs in bucket 2, still young at 1 %: 4 095 + 2 047 ns.
+        assertEquals(6_142, s.estimator().margin(2, 10_000));
         // The first OS wait was cost-sampled (2.5 µs); both count that cost.
         assertEquals(2_500, s.estimator().cost(2));
-        // The spin is counted to the deadline (95 ns): the stats are final
+        // The spin is counted to the deadline (2 142 ns): the stats are final
         // at the hand-off, before the step that passes it. Both waits rest on
         // margins no sample established (the default, then one sample): the
         // sleep is counted unproven, once.
-        assertEquals(new SleeperStats(1, 0, 2, 95, 2 * 2_500 + 95, 1), s.stats());
+        assertEquals(new SleeperStats(1, 0, 2, 2_142, 2 * 2_500 + 2_142, 1), s.stats());
     }
 
     /** The first reading of a spin in {@code step} ns steps from {@code start} that is at or past {@code t}. */
@@ -225,12 +227,16 @@ class SleeperSimTest {
         sim.setDefaultOvershoot(3_000);
         sim.scriptInterrupts(10_000, 10_000);
         Sleeper s = sleeper(sim, Mode.EXACT);
-        assertEquals(100_029, s.sleepUntil(100_000));
+        // The second completed wait ends the learned margin early: 3 µs's bin
+        // top, 3 071 ns, plus half of it as a young view's headroom, 4 606 ns;
+        // it wakes 1 606 ns before the deadline: 17 relax steps of 100 ns.
+        assertEquals(100_094, s.sleepUntil(100_000));
         List<SimPlatform.Wait> w = sim.waits();
         assertEquals(new SimPlatform.Wait(0, 50_000, 10_000, true), w.get(0));
         assertEquals(new SimPlatform.Wait(10_000, 50_000, 20_000, true), w.get(1));
         assertEquals(new SimPlatform.Wait(20_000, 50_000, 53_000, false), w.get(2));
-        assertEquals(new SimPlatform.Wait(53_000, 96_929, 99_929, false), w.get(3)); // margin: bin [2560, 3071]
+        // margin: bin [2816, 3071]'s top plus a young view's headroom, 4 606 ns
+        assertEquals(new SimPlatform.Wait(53_000, 95_394, 98_394, false), w.get(3));
         assertEquals(4, w.size());
         assertEquals(2, s.estimator().liveSamples(2), "two completed waits; interrupted ones record nothing");
     }
@@ -301,17 +307,19 @@ class SleeperSimTest {
         long woke = s.sleepUntil(500_000);
         // Nothing learned yet: an OS wait ending DEFAULT_MARGIN_NS early, woken
         // 3 µs late; then one ending the learned margin (the upper edge of the
-        // 3 µs sample's bin, 3 071 ns) early; then, with no slot, one yield of
-        // 1 µs (the simulated yield step) and no pause. No wait to the deadline.
+        // 3 µs sample's bin, 3 071 ns, plus half of it: one sample is a young
+        // view, 4 606 ns) early, woken 1 606 ns before the deadline; then,
+        // with no slot, two yields of 1 µs (the simulated yield step) and no
+        // pause. No wait to the deadline.
         assertEquals(50_000, MarginEstimator.DEFAULT_MARGIN_NS);
-        long m = MarginEstimator.binHi(MarginEstimator.binOf(3_000));
-        assertEquals(3_071, m);
+        long m = MarginEstimator.binHi(MarginEstimator.binOf(3_000)) * 3 / 2;
+        assertEquals(4_606, m);
         assertEquals(List.of(450_000L, 500_000 - m), sim.waits().stream().map(SimPlatform.Wait::targetNs).toList());
-        assertEquals(500_000 - m + 3_000 + 1_000, woke);
+        assertEquals(500_000 - m + 3_000 + 2_000, woke);
         assertEquals(0, sim.relaxes());
-        assertEquals(1, sim.yields());
+        assertEquals(2, sim.yields());
         assertEquals(0, s.stats().late());
-        assertEquals(1_000, s.stats().spinNs());
+        assertEquals(2_000, s.stats().spinNs());
         assertFalse(sim.isSpinning());
     }
 

@@ -96,6 +96,7 @@ class VectorsTest {
         assertEquals(MarginEstimator.STALE_SHARE_PPM, u64(k.get("STALE_SHARE_PPM")));
         assertEquals(MarginEstimator.STALE_MIN, u64(k.get("STALE_MIN")));
         assertEquals(MarginEstimator.STALE_DIV, u64(k.get("STALE_DIV")));
+        assertEquals(MarginEstimator.YOUNG_HEADROOM_DIV, u64(k.get("YOUNG_HEADROOM_DIV")));
         long[] shares = u64s(k.get("check_shares_ppm"));
         return perCase(root, c -> replayEstimator(c, shares));
     }
