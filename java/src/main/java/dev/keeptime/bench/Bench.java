@@ -381,14 +381,18 @@ public final class Bench {
         return v;
     }
 
+    /** {@code s} as a decimal int, or -1 when it is not one (the callers reject negatives). */
+    private static int intOrNegative(String s) {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** Warm-up waits per cell: a whole number from 0 (none) to {@link Integer#MAX_VALUE}. */
     static int parseWarmup(String s) {
-        int v = -1;
-        try {
-            v = Integer.parseInt(s);
-        } catch (NumberFormatException e) {
-            // reported below
-        }
+        int v = intOrNegative(s);
         if (v < 0) {
             throw new UsageException("--warmup " + s + ": expected a whole number of warm-up waits per cell, from 0 (none) to "
                     + Integer.MAX_VALUE + ", e.g. 20");
@@ -398,12 +402,7 @@ public final class Bench {
 
     /** 0 (off) to 4096 threads. */
     static int parseCrowd(String s) {
-        int v = -1;
-        try {
-            v = Integer.parseInt(s);
-        } catch (NumberFormatException e) {
-            // reported below
-        }
+        int v = intOrNegative(s);
         if (v < 0 || v > 4096) {
             throw new UsageException("--crowd " + s + ": expected a thread count from 0 (off) to 4096");
         }
