@@ -781,8 +781,8 @@ mod tests {
     fn borrows_from_shorter_then_longer_buckets() {
         let mut e = MarginEstimator::new();
         e.begin_sleep();
-        e.observe(20_000, 8_000); // bucket 1
-                                  // One sample: young, so its largest plus half of it.
+        // Bucket 1, one sample: young, so its largest plus half of it.
+        e.observe(20_000, 8_000);
         assert_eq!(e.margin(5, 10_000), 12_286);
         assert_eq!(e.margin(0, 10_000), young(bin_hi(bin_of(8_000))));
         assert_eq!(e.compensation(7), 7_935); // middle of [7680, 8191]
