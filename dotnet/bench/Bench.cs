@@ -1,7 +1,11 @@
 // keeptime-bench for .NET: every common way of waiting in C# against
 // keeptime's Sleeper and KeepTime.Delay, in one run, in interleaved rounds,
 // measured from the caller: error = the caller's CLOCK_MONOTONIC reading right
-// after the wait returns - the deadline. Writes spec/bench-result.md's JSON.
+// after the wait returns - the deadline (start + d, start read just before the
+// call), the deadline every method waits for where its API takes one (Methods).
+// For a method that ends on a clock reading of its own (the loops, keeptime's
+// sleeper), return = that caller reading - the method's own reading, as in the
+// Rust and Java benches. Writes spec/bench-result.md's JSON.
 //
 // What is fresh, and when (as the Rust bench's "a fresh waiter for one
 // cell"): every (method, duration) cell gets a waiter of its own, made before
@@ -122,7 +126,7 @@ namespace Dev.KeepTime.Bench
         private static void RunBlock(Cell c, int n, Dictionary<string, Worker> workers, bool record)
         {
             long d = c.DurationNs;
-            long[] errs = c.Errors;
+            long[] errs = c.Errors, rets = c.ReturnsNs;
             Waiter waiter = c.Waiter; // this cell's own, never another cell's
             if (!c.Method.Async)
             {
@@ -132,9 +136,15 @@ namespace Dev.KeepTime.Bench
                     for (int i = 0; i < n; i++)
                     {
                         long start = (long)KeepTime.NowNs();
-                        waiter.Wait(start, d);
+                        long? own = waiter.Wait(start, d);
+                        // The caller's first reading after the call: the error's end
+                        // and the return's; the method's own reading is converted after it.
                         long after = (long)KeepTime.NowNs();
-                        if (record) errs[c.N + i] = after - (start + d);
+                        if (record)
+                        {
+                            errs[c.N + i] = after - (start + d);
+                            if (rets != null) rets[c.N + i] = Returns.Of(after, waiter.OwnNs(own.Value));
+                        }
                     }
                     long w1 = (long)KeepTime.NowNs(), cpu1 = Sys.ThreadCpuNs(), p1 = Sys.ProcessCpuNs();
                     if (record) c.AddBlock(n, w1 - w0, p1 - p0, cpu1 - cpu0);
@@ -148,7 +158,7 @@ namespace Dev.KeepTime.Bench
                     for (int i = 0; i < n; i++)
                     {
                         long start = (long)KeepTime.NowNs();
-                        await waiter.WaitAsync(d);
+                        await waiter.WaitAsync(start, d);
                         long after = (long)KeepTime.NowNs();
                         if (record) errs[c.N + i] = after - (start + d);
                     }
@@ -159,12 +169,7 @@ namespace Dev.KeepTime.Bench
         }
 
         // Nearest rank: x[max(ceil(q*n/1000), 1) - 1], in integers.
-        internal static long Rank(long[] sorted, int permille)
-        {
-            long n = sorted.Length;
-            long k = Math.Max((permille * n + 999) / 1000, 1);
-            return sorted[k - 1];
-        }
+        internal static long Rank(long[] sorted, int permille) { return Returns.NearestRank(sorted, permille); }
 
         private static long[] Sorted(Cell c) { var s = (long[])c.Errors.Clone(); Array.Sort(s); return s; }
         private static double Pct(long cpu, long wall) { return wall > 0 ? 100.0 * cpu / wall : 0; }
@@ -174,15 +179,15 @@ namespace Dev.KeepTime.Bench
         private static void PrintTable(List<Cell> cells, long[] durations)
         {
             Console.WriteLine();
-            Console.WriteLine("error = caller's CLOCK_MONOTONIC reading after the call - deadline; CPU over the measured samples");
-            Console.WriteLine("{0,-15} {1,9} {2,7} {3,11} {4,11} {5,11} {6,6} {7,8} {8,8}", "method", "duration", "n", "p50 us", "p99 us", "max us", "early", "thread%", "process%");
+            Console.WriteLine("error = caller's CLOCK_MONOTONIC reading after the call - deadline; return = that reading - the method's own last reading (\u2014: it has none); CPU over the measured samples");
+            Console.WriteLine("{0,-15} {1,9} {2,7} {3,11} {4,11} {5,11} {6,6} {7,19} {8,8} {9,8}", "method", "duration", "n", "p50 us", "p99 us", "max us", "early", "return p50 \u00b7 p90", "thread%", "process%");
             foreach (var d in durations)
                 foreach (var c in cells.Where(x => x.DurationNs == d))
                 {
                     var s = Sorted(c);
-                    Console.WriteLine("{0,-15} {1,9} {2,7} {3,11} {4,11} {5,11} {6,6} {7,8} {8,8}", c.Method.Name,
+                    Console.WriteLine("{0,-15} {1,9} {2,7} {3,11} {4,11} {5,11} {6,6} {7,19} {8,8} {9,8}", c.Method.Name,
                         d >= 1000000 ? (d / 1000000) + " ms" : (d / 1000) + " us", c.N, Us(Rank(s, 500)), Us(Rank(s, 990)), Us(s[s.Length - 1]),
-                        s.Count(e => e < 0), c.HasThreadCpu ? Pct(c.ThreadCpuNs, c.WallNs).ToString("0.0", CultureInfo.InvariantCulture) : "-",
+                        s.Count(e => e < 0), Returns.Text(c.Return), c.HasThreadCpu ? Pct(c.ThreadCpuNs, c.WallNs).ToString("0.0", CultureInfo.InvariantCulture) : "-",
                         Pct(c.ProcessCpuNs, c.WallNs).ToString("0.0", CultureInfo.InvariantCulture));
                 }
         }
@@ -196,20 +201,20 @@ namespace Dev.KeepTime.Bench
             foreach (var d in new long[] { 100000, 1000000, 10000000 })
             {
                 long p50 = Rank(Sorted(cell("keeptime", d)), 500);
-                line(p50 <= 1000, string.Format("Sleeper.Sleep p50 <= 1 us at {0} us: {1} ns", d / 1000, p50));
+                line(p50 <= 1000, string.Format("Sleeper.SleepUntilNs p50 <= 1 us at {0} us: {1} ns", d / 1000, p50));
             }
             foreach (var d in new long[] { 1000000, 10000000 })
             {
                 Cell k = cell("keeptime", d), b = cell("busy-loop", d);
                 double kp = Pct(k.ThreadCpuNs, k.WallNs), bp = Pct(b.ThreadCpuNs, b.WallNs);
-                line(kp * 5 <= bp, string.Format(CultureInfo.InvariantCulture, "Sleeper.Sleep thread CPU <= 1/5 of the busy loop's at {0} ms: {1:0.0} % vs {2:0.0} %", d / 1000000, kp, bp));
+                line(kp * 5 <= bp, string.Format(CultureInfo.InvariantCulture, "Sleeper.SleepUntilNs thread CPU <= 1/5 of the busy loop's at {0} ms: {1:0.0} % vs {2:0.0} %", d / 1000000, kp, bp));
             }
             foreach (var d in new long[] { 100000, 1000000, 10000000 })
             {
                 var s = Sorted(cell("keeptime-delay", d));
                 long p50 = Rank(s, 500);
                 int early = s.Count(e => e < 0);
-                line(p50 <= 5000 && early == 0, string.Format("KeepTime.Delay p50 <= 5 us and never early at {0} us: p50 {1} ns, {2} early", d / 1000, p50, early));
+                line(p50 <= 5000 && early == 0, string.Format("KeepTime.DelayUntil p50 <= 5 us and never early at {0} us: p50 {1} ns, {2} early", d / 1000, p50, early));
             }
             int kEarly = cells.Where(c => c.Method.IsKeepTime).Sum(c => c.Errors.Count(e => e < 0));
             line(kEarly == 0, "zero early returns for keeptime methods: " + kEarly);
@@ -300,6 +305,8 @@ namespace Dev.KeepTime.Bench
                   .Append(",\"cpu_percent\":").Append(F(Pct(c.ProcessCpuNs, c.WallNs)))
                   .Append(",\"wall_ns\":").Append(c.WallNs).Append(",\"cpu_ns\":").Append(c.ProcessCpuNs);
                 if (c.HasThreadCpu) sb.Append(",\"thread_cpu_ns\":").Append(c.ThreadCpuNs);
+                // return_p50_ns and return_p90_ns, together, for methods with a reading of their own.
+                sb.Append(Returns.Json(c.Return));
                 sb.Append(",\"histogram\":[").Append(string.Join(",", hist.Select(h => "{\"gt_ns\":" + Gt(h.Key) + ",\"le_ns\":" + h.Key + ",\"count\":" + h.Value + "}"))).Append("]}");
             }
             sb.Append("],");

@@ -1,8 +1,9 @@
 // The C# bench's cells: one per (method, duration), each with a waiter made
-// for it alone. Compiled into the NUnit suite too (mk/dotnet.mk's
-// test-dotnet).
+// for it alone, and the statistics of their returns. Compiled into the NUnit
+// suite too (mk/dotnet.mk's test-dotnet).
 using System;
 using System.Collections.Generic;
+using System.Globalization;
 
 namespace Dev.KeepTime.Bench
 {
@@ -20,9 +21,18 @@ namespace Dev.KeepTime.Bench
         public int Warmup;
         /// <summary>The recorded errors, ns; the first <see cref="N"/> are filled.</summary>
         public long[] Errors;
+        /// <summary>
+        /// The recorded returns (<see cref="Returns.Of"/>: the caller's first reading
+        /// after the call − the method's own reading), ns, one per recorded error;
+        /// null for a method that returns no reading of its own (<see cref="Method.ReturnsReading"/>).
+        /// </summary>
+        public long[] ReturnsNs;
         public int N;
         public long ThreadCpuNs, ProcessCpuNs, WallNs, SlackNs;
         public bool HasThreadCpu;
+
+        /// <summary>The return percentiles of the recorded waits; null without returns.</summary>
+        public ReturnPercentiles? Return { get { return Returns.Percentiles(ReturnsNs, N); } }
 
         /// <summary>
         /// Counts one measured block of <paramref name="n"/> waits, whose errors are
@@ -71,6 +81,7 @@ namespace Dev.KeepTime.Bench
                         Waiter = m.NewWaiter(),
                         Warmup = warmup ?? WarmupRule.Default(m.Learns, d),
                         Errors = new long[n],
+                        ReturnsNs = m.ReturnsReading ? new long[n] : null,
                         SlackNs = slackNs,
                     });
                 }
@@ -82,5 +93,71 @@ namespace Dev.KeepTime.Bench
         {
             foreach (var c in cells) c.Waiter.Dispose();
         }
+    }
+
+    /// <summary>The return's p50 and p90, ns (nearest rank).</summary>
+    internal struct ReturnPercentiles
+    {
+        public long P50Ns, P90Ns;
+    }
+
+    /// <summary>
+    /// The return (spec/bench-result.md, <i>Return</i>): how long after the method's
+    /// own last clock reading the caller got its first, as the Rust and Java benches
+    /// record it, and how the bench prints and exports its percentiles.
+    /// </summary>
+    internal static class Returns
+    {
+        /// <summary>
+        /// One wait's return: <paramref name="callerNs"/> (the caller's first reading
+        /// after the call) − <paramref name="ownNs"/> (the method's own last reading,
+        /// in ns on the same clock), ns.
+        /// </summary>
+        public static long Of(long callerNs, long ownNs) { return callerNs - ownNs; }
+
+        /// <summary>
+        /// Nearest rank over <paramref name="sorted"/> (ascending, not empty):
+        /// x[max(ceil(q·n/1000), 1) − 1] for q = <paramref name="permille"/>, in integers.
+        /// </summary>
+        public static long NearestRank(long[] sorted, int permille)
+        {
+            long n = sorted.Length;
+            long k = Math.Max((permille * n + 999) / 1000, 1);
+            return sorted[k - 1];
+        }
+
+        /// <summary>
+        /// p50 and p90 (nearest rank) of the first <paramref name="n"/> of
+        /// <paramref name="returns"/> (which it leaves as they are); null when
+        /// <paramref name="returns"/> is null or <paramref name="n"/> is 0.
+        /// </summary>
+        public static ReturnPercentiles? Percentiles(long[] returns, int n)
+        {
+            if (returns == null || n <= 0) return null;
+            var s = new long[n];
+            Array.Copy(returns, s, n);
+            Array.Sort(s);
+            return new ReturnPercentiles { P50Ns = NearestRank(s, 500), P90Ns = NearestRank(s, 900) };
+        }
+
+        /// <summary>
+        /// The cell's return fields as spec/bench-result.md writes them, to append to
+        /// the cell's object: <c>,"return_p50_ns":P50,"return_p90_ns":P90</c>, both
+        /// together; the empty string (no fields) for a method without returns.
+        /// </summary>
+        public static string Json(ReturnPercentiles? r)
+        {
+            if (r == null) return "";
+            return string.Format(CultureInfo.InvariantCulture, ",\"return_p50_ns\":{0},\"return_p90_ns\":{1}", r.Value.P50Ns, r.Value.P90Ns);
+        }
+
+        /// <summary>The table's return column: <c>p50 · p90</c> in µs (two decimals), or — without returns.</summary>
+        public static string Text(ReturnPercentiles? r)
+        {
+            if (r == null) return "\u2014";
+            return Us(r.Value.P50Ns) + " \u00b7 " + Us(r.Value.P90Ns);
+        }
+
+        private static string Us(long ns) { return (ns / 1000.0).ToString("0.00", CultureInfo.InvariantCulture); }
     }
 }
