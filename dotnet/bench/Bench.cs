@@ -7,6 +7,11 @@
 // sleeper), return = that caller reading - the method's own reading, as in the
 // Rust and Java benches. Writes spec/bench-result.md's JSON.
 //
+// keeptime's own account (as the Rust bench's sleeper line): each keeptime
+// cell's Sleeper has its stats reset after the cell's warm-up and read after
+// the last round; the bench prints them in a line per cell under the table
+// and exports them as the cell's "sleeper" object.
+//
 // What is fresh, and when (as the Rust bench's "a fresh waiter for one
 // cell"): every (method, duration) cell gets a waiter of its own, made before
 // the warm-ups (Cells.Build, Method.NewWaiter). The cell warms that waiter up
@@ -98,15 +103,24 @@ namespace Dev.KeepTime.Bench
             else
                 Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits (at most 3000) for {0}, which learn; about 50 ms (at most 1000) for the others",
                     string.Join(" and ", methods.Where(m => m.Learns).Select(m => m.Name)));
-            // Warm-up: every cell's own waiter, not recorded.
-            foreach (var c in cells) RunBlock(c, c.Warmup, workers, record: false);
+            // Warm-up: every cell's own waiter, not recorded; then keeptime's sleeper
+            // starts its stats afresh (keeping what it learned), so that its own
+            // account covers the measured sleeps only.
+            foreach (var c in cells)
+            {
+                RunBlock(c, c.Warmup, workers, record: false);
+                c.Waiter.ResetAccount();
+            }
             // The rounds: each cell measures with the waiter it warmed up.
             for (int r = 0; r < rounds; r++)
                 foreach (var c in cells) RunBlock(c, c.Errors.Length / rounds, workers, record: true);
             foreach (var c in cells) if (c.Method.Name == "keeptime") c.SlackNs = 1;
+            // keeptime's sleepers' own account of the measured sleeps, before they go.
+            foreach (var c in cells) c.TakeAccount();
             Cells.DisposeWaiters(cells);
 
             PrintTable(cells, durations);
+            PrintSleepers(cells);
             PrintTargets(cells);
             if (opts.Json != null)
             {
@@ -190,6 +204,25 @@ namespace Dev.KeepTime.Bench
                         s.Count(e => e < 0), Returns.Text(c.Return), c.HasThreadCpu ? Pct(c.ThreadCpuNs, c.WallNs).ToString("0.0", CultureInfo.InvariantCulture) : "-",
                         Pct(c.ProcessCpuNs, c.WallNs).ToString("0.0", CultureInfo.InvariantCulture));
                 }
+        }
+
+        /// <summary>
+        /// One line per keeptime cell under the table: what its sleeper says it spent on
+        /// the measured sleeps (SleeperAccount.Line, the Rust bench's sleeper_line), against
+        /// the thread CPU the bench measured for the cell.
+        /// </summary>
+        private static void PrintSleepers(List<Cell> cells)
+        {
+            var mine = cells.Where(c => c.Sleeper != null).ToList();
+            if (mine.Count == 0) return;
+            Console.WriteLine();
+            Console.WriteLine("the sleeper's own account of the measured sleeps (Sleeper.Stats, reset after the warm-up; measured: thread CPU):");
+            foreach (var c in mine)
+            {
+                long d = c.DurationNs;
+                string label = c.Method.Name + " " + (d >= 1000000 ? (d / 1000000) + " ms" : (d / 1000) + " us");
+                Console.WriteLine(c.Sleeper.Value.Line(label, d, Pct(c.ThreadCpuNs, c.WallNs)));
+            }
         }
 
         private static int PrintTargets(List<Cell> cells)
@@ -307,6 +340,8 @@ namespace Dev.KeepTime.Bench
                 if (c.HasThreadCpu) sb.Append(",\"thread_cpu_ns\":").Append(c.ThreadCpuNs);
                 // return_p50_ns and return_p90_ns, together, for methods with a reading of their own.
                 sb.Append(Returns.Json(c.Return));
+                // sleeper: keeptime's cells only, its own account of the measured sleeps.
+                if (c.Sleeper != null) sb.Append(c.Sleeper.Value.Json());
                 sb.Append(",\"histogram\":[").Append(string.Join(",", hist.Select(h => "{\"gt_ns\":" + Gt(h.Key) + ",\"le_ns\":" + h.Key + ",\"count\":" + h.Value + "}"))).Append("]}");
             }
             sb.Append("],");

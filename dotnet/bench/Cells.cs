@@ -30,6 +30,19 @@ namespace Dev.KeepTime.Bench
         public int N;
         public long ThreadCpuNs, ProcessCpuNs, WallNs, SlackNs;
         public bool HasThreadCpu;
+        /// <summary>
+        /// keeptime's cells: the cell's sleeper's own account of the measured sleeps
+        /// (its stats reset after the warm-up, read after the last round); null for
+        /// the other methods.
+        /// </summary>
+        public SleeperAccount? Sleeper;
+
+        /// <summary>
+        /// Takes the waiter's own account into <see cref="Sleeper"/> (null for a method
+        /// without a sleeper): the bench calls it after the last round, before the
+        /// waiters are disposed.
+        /// </summary>
+        public void TakeAccount() { Sleeper = Waiter.Account(); }
 
         /// <summary>The return percentiles of the recorded waits; null without returns.</summary>
         public ReturnPercentiles? Return { get { return Returns.Percentiles(ReturnsNs, N); } }
@@ -92,6 +105,106 @@ namespace Dev.KeepTime.Bench
         public static void DisposeWaiters(IEnumerable<Cell> cells)
         {
             foreach (var c in cells) c.Waiter.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// A keeptime cell's sleeper's own account of its measured sleeps
+    /// (<see cref="Dev.KeepTime.Sleeper.Stats"/>, spec/sleep.md <i>Stats</i>),
+    /// with its tail target: what the Rust bench keeps as <c>SleeperAccount</c>, and
+    /// how the bench prints it (<see cref="Line"/>, the Rust bench's <c>sleeper_line</c>)
+    /// and exports it (<see cref="Json"/>, the cell's optional <c>sleeper</c>
+    /// object of spec/bench-result.md).
+    /// </summary>
+    internal struct SleeperAccount
+    {
+        /// <summary>The tail target in force, ppm (1 % is 10 000).</summary>
+        public long TailTargetPpm;
+        /// <summary><see cref="SleepStats.Sleeps"/>: sleeps that had to wait.</summary>
+        public long Sleeps;
+        /// <summary><see cref="SleepStats.Late"/>: sleeps an OS wait ended after the deadline.</summary>
+        public long Late;
+        /// <summary><see cref="SleepStats.OsWaits"/>: OS waits issued.</summary>
+        public long OsWaits;
+        /// <summary>
+        /// <see cref="SleepStats.Spin"/> in ns: the C# stats hold the spin as a
+        /// <see cref="TimeSpan"/>, whole 100 ns ticks (rounded down), so this is a multiple of 100.
+        /// </summary>
+        public long SpinNs;
+        /// <summary><see cref="SleepStats.CpuEstimateNs"/>: learned OS-wait costs plus the spin, ns.</summary>
+        public long CpuEstimateNs;
+        /// <summary><see cref="SleepStats.UnprovenSleeps"/>: sleeps planned on margins not yet established at the target.</summary>
+        public long UnprovenSleeps;
+
+        /// <summary>The account of <paramref name="stats"/>, taken under <paramref name="target"/>.</summary>
+        public static SleeperAccount From(SleepStats stats, TailTarget target)
+        {
+            return new SleeperAccount
+            {
+                TailTargetPpm = (long)Math.Round(target.Share * 1e6),
+                Sleeps = stats.Sleeps,
+                Late = stats.Late,
+                OsWaits = stats.OsWaits,
+                SpinNs = stats.Spin.Ticks * 100,
+                CpuEstimateNs = stats.CpuEstimateNs,
+                UnprovenSleeps = stats.UnprovenSleeps,
+            };
+        }
+
+        /// <summary>
+        /// The line the bench prints under its table for a keeptime cell, worded as
+        /// the Rust bench's <c>sleeper_line</c>: <paramref name="label"/> (the cell, e.g.
+        /// <c>keeptime 10 ms</c>), the tail target, the share of sleeps late by the OS,
+        /// OS waits and spin per sleep, the estimated CPU per sleep ÷
+        /// <paramref name="durationNs"/> and <paramref name="measuredPercent"/> (the
+        /// cell's thread CPU %), and, when some sleeps were unproven, how many.
+        /// </summary>
+        public string Line(string label, long durationNs, double measuredPercent)
+        {
+            double n = Math.Max(Sleeps, 1);
+            var inv = CultureInfo.InvariantCulture;
+            string line = string.Format(inv,
+                "{0} (tail target {1} %): {2:F2} % of sleeps late by the OS (woke after the deadline), {3:F2} OS waits and {4} of spin per sleep, estimated CPU {5:F2} % (measured {6:F2} %)",
+                label, (TailTargetPpm / 1e4).ToString("R", inv), 100.0 * Late / n, OsWaits / n,
+                Duration((long)(SpinNs / n)), 100.0 * CpuEstimateNs / n / Math.Max(durationNs, 1), measuredPercent);
+            if (UnprovenSleeps > 0)
+                // A young model plans on its largest wake-ups yet: its CPU here is
+                // its learning's, not its steady state's.
+                line += string.Format(inv,
+                    "; {0} of {1} sleeps planned on margins not yet established at the target (still learning: a larger --warmup measures its steady state)",
+                    UnprovenSleeps, Sleeps);
+            return line;
+        }
+
+        /// <summary>
+        /// The cell's <c>sleeper</c> field as spec/bench-result.md writes it, to append
+        /// to the cell's object: <c>,"sleeper":{"tail_target_ppm":…,"sleeps":…,"late":…,
+        /// "os_waits":…,"spin_ns":…,"cpu_estimate_ns":…,"unproven_sleeps":…}</c>, all integers.
+        /// </summary>
+        public string Json()
+        {
+            return string.Format(CultureInfo.InvariantCulture,
+                ",\"sleeper\":{{\"tail_target_ppm\":{0},\"sleeps\":{1},\"late\":{2},\"os_waits\":{3},\"spin_ns\":{4},\"cpu_estimate_ns\":{5},\"unproven_sleeps\":{6}}}",
+                TailTargetPpm, Sleeps, Late, OsWaits, SpinNs, CpuEstimateNs, UnprovenSleeps);
+        }
+
+        /// <summary>
+        /// A duration as the Rust bench writes one (<c>format::duration</c>): in the
+        /// largest of s, ms, µs and ns it reaches, exact, without trailing zeros
+        /// (<c>2.9 ms</c>, <c>850 ns</c>, <c>12.345 µs</c>).
+        /// </summary>
+        public static string Duration(long ns)
+        {
+            if (ns < 0) ns = 0;
+            long div; string unit; int digits;
+            if (ns >= 1000000000L) { div = 1000000000L; unit = "s"; digits = 9; }
+            else if (ns >= 1000000L) { div = 1000000L; unit = "ms"; digits = 6; }
+            else if (ns >= 1000L) { div = 1000L; unit = "\u00b5s"; digits = 3; }
+            else { div = 1; unit = "ns"; digits = 0; }
+            long whole = ns / div, frac = ns % div;
+            if (frac == 0) return whole.ToString(CultureInfo.InvariantCulture) + " " + unit;
+            return whole.ToString(CultureInfo.InvariantCulture) + "." +
+                frac.ToString(CultureInfo.InvariantCulture).PadLeft(digits, '0').TrimEnd('0') + " " + unit;
         }
     }
 

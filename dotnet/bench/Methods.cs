@@ -54,6 +54,19 @@ namespace Dev.KeepTime.Bench
             throw new NotSupportedException("a synchronous method's waiter: use Wait");
         }
 
+        /// <summary>
+        /// Starts the waiter's own account afresh: keeptime's sleeper resets its stats
+        /// (what it learned is kept), so that <see cref="Account"/> counts only what follows;
+        /// the bench calls it after the cell's warm-up. Nothing for the other methods.
+        /// </summary>
+        public virtual void ResetAccount() { }
+
+        /// <summary>
+        /// keeptime's sleeper's own account of its sleeps since <see cref="ResetAccount"/>
+        /// (the Rust bench's <c>sleeper_stats()</c>); null for a method with no sleeper.
+        /// </summary>
+        public virtual SleeperAccount? Account() { return null; }
+
         /// <summary>Frees what the waiter holds (a keeptime Sleeper); the bench calls it after the run.</summary>
         public virtual void Dispose() { }
     }
@@ -106,6 +119,10 @@ namespace Dev.KeepTime.Bench
         /// <summary>The cell's own sleeper.</summary>
         public readonly Sleeper Sleeper = new Sleeper(SleepMode.Exact);
         public override long? Wait(long startNs, long durationNs) { return (long)Sleeper.SleepUntilNs((ulong)(startNs + durationNs)); }
+        /// <summary><see cref="Dev.KeepTime.Sleeper.ResetStats"/>: the stats start afresh, what was learned is kept.</summary>
+        public override void ResetAccount() { Sleeper.ResetStats(); }
+        /// <summary><see cref="Dev.KeepTime.Sleeper.Stats"/> since the reset, with the sleeper's tail target.</summary>
+        public override SleeperAccount? Account() { return SleeperAccount.From(Sleeper.Stats, Sleeper.TailTarget); }
         public override void Dispose() { Sleeper.Dispose(); }
     }
 
