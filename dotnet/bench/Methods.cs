@@ -152,8 +152,6 @@ namespace Dev.KeepTime.Bench
     internal static class Methods
     {
         private static readonly long Freq = Stopwatch.Frequency;
-        /// <summary>ns per Stopwatch tick when a tick is a whole number of ns (100 on Mono), else 0.</summary>
-        private static readonly long NsPerTick = 1000000000L % Freq == 0 ? 1000000000L / Freq : 0;
 
         /// <summary>
         /// The Stopwatch reading at which CLOCK_MONOTONIC is at or past start + d: the
@@ -173,7 +171,6 @@ namespace Dev.KeepTime.Bench
         /// </summary>
         internal static long SwNs(long ts)
         {
-            if (NsPerTick != 0) return ts * NsPerTick;
             return (long)Math.Ceiling((decimal)ts * 1000000000m / Freq);
         }
 
