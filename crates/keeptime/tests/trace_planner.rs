@@ -66,6 +66,10 @@ fn replay(trace: &str, d_ns: u64, target: TailTarget, warmup: usize, n: usize) -
     }
 }
 
+/// The replay's CPU share: the simulated thread-CPU counter over the
+/// simulated clock, both advanced only by the trace's rows and the spin
+/// steps (`TracePlatform`). No real time is read, so the pinned values are
+/// decisions, not timings: the same on any machine, under any load.
 fn cpu_percent(r: &Replay) -> f64 {
     100.0 * r.cpu_ns as f64 / r.wall_ns as f64
 }
