@@ -101,7 +101,7 @@ namespace Dev.KeepTime.Bench
             if (opts.Warmup != null)
                 Console.WriteLine("warm-up per cell, not recorded: {0} waits (--warmup)", opts.Warmup.Value);
             else
-                Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits (at most 3000) for {0}, which learn; about 50 ms (at most 1000) for the others",
+                Console.WriteLine("warm-up per cell, not recorded: about 1 s of waits, at least 300 where they take at most 5 s (at most 3000), for {0}, which learn; about 50 ms (at most 1000) for the others",
                     string.Join(" and ", methods.Where(m => m.Learns).Select(m => m.Name)));
             // Warm-up: every cell's own waiter, not recorded; then keeptime's sleeper
             // starts its stats afresh (keeping what it learned), so that its own

@@ -216,7 +216,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--durations", type=_durations, help="wait durations, comma-separated (default 10us,250us,1ms,2500us,10ms)")
     b.add_argument("--methods", type=_methods, help=f"methods, comma-separated (default all: {','.join(_bench.METHODS_BY_NAME)})")
     b.add_argument("--samples", type=_positive_int, help="exact samples per method and duration (default: fit the budget)")
-    b.add_argument("--warmup", type=_count, help="warm-up waits per method and duration (default: about 50 ms worth; about 1 s, at most 3000, for keeptime's sleepers, which learn)")
+    b.add_argument("--warmup", type=_count, help="warm-up waits per method and duration (default: about 50 ms worth; about 1 s, at least 300 where they take at most 5 s, at most 3000, for keeptime's sleepers, which learn)")
     b.add_argument("--budget", type=_budget, help=f"overall time budget, e.g. 30s (default {_bench.DEFAULT_BUDGET_S:.0f}s, none with --samples)")
     b.add_argument(
         "--tail-target",

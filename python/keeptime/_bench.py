@@ -153,11 +153,15 @@ LEARNING_METHODS = frozenset(
 
 def default_warmup(d_ns: int, method: str = "") -> int:
     """Unrecorded waits before a cell (the CLI's rule): about 50 ms of them,
-    10 to 1000; about 1 s, 10 to 3000, for a method whose sleeper learns
-    (``LEARNING_METHODS``): a fresh sleeper spends several times its later
-    CPU while it learns, and the cells measure what it does once it has."""
+    10 to 1000; for a method whose sleeper learns (``LEARNING_METHODS``),
+    about 1 s but at least 300 where they take at most 5 s, 10 to 3000: a
+    fresh sleeper spends several times its later CPU while it learns (at 1 %
+    it sets its largest wake-up aside from 199 of them), and the cells
+    measure what it does once it has."""
+    per = d_ns + PLANNING_OVERHEAD_NS
     if method in LEARNING_METHODS:
-        return max(10, min(3_000, 1_000_000_000 // (d_ns + PLANNING_OVERHEAD_NS)))
+        floor = min(300, 5_000_000_000 // per)
+        return max(10, min(3_000, max(1_000_000_000 // per, floor)))
     return max(10, min(1_000, 50_000_000 // (d_ns + PLANNING_OVERHEAD_NS)))
 
 

@@ -199,7 +199,10 @@ def test_sleepers_that_learn_warm_up_about_a_second():
     assert _bench.default_warmup(1_000_000, "keeptime") == 943
     assert _bench.default_warmup(1_000_000, "time-sleep") == 47
     assert _bench.default_warmup(10_000, "keeptime-rust") == 3_000
-    assert _bench.default_warmup(10_000_000, "keeptime-efficient") == 99
+    assert _bench.default_warmup(10_000_000, "keeptime-efficient") == 300  # 1 s is 99: the floor
+    assert _bench.default_warmup(20_000_000, "keeptime") == 249  # 300 would take 6 s
+    assert _bench.default_warmup(100_000_000, "keeptime") == 49  # 5 s / 100.06 ms
+    assert _bench.default_warmup(2_500_000, "keeptime") == 390  # 1 s holds more
     assert _bench.default_warmup(10_000_000, "busy-loop") == 10
 
 

@@ -14,7 +14,9 @@ namespace Dev.KeepTime.Tests
             // keeptime and keeptime-delay: 1 s / (d + the 60 us planning overhead), 10 to 3000.
             Assert.AreEqual(3000, WarmupRule.Default(true, 100000));    // 6250, at most 3000
             Assert.AreEqual(943, WarmupRule.Default(true, 1000000));    // 1 s / 1.06 ms
-            Assert.AreEqual(99, WarmupRule.Default(true, 10000000));    // 1 s / 10.06 ms
+            Assert.AreEqual(300, WarmupRule.Default(true, 10000000));   // 1 s is 99: the floor of 300 (3 s)
+            Assert.AreEqual(249, WarmupRule.Default(true, 20000000));   // 300 would take 6 s: 5 s / 20.06 ms
+            Assert.AreEqual(49, WarmupRule.Default(true, 100000000));   // 5 s / 100.06 ms
             Assert.AreEqual(10, WarmupRule.Default(true, 20000000000)); // at least 10
         }
 

@@ -81,7 +81,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	durations := fs.String("durations", "10us,100us,250us,1ms,2.5ms,10ms", "comma-separated wait durations")
 	methods := fs.String("methods", strings.Join(defaultMethods, ","), "comma-separated methods: "+methodNames())
 	samples := fs.Uint64("samples", 0, "measured waits per cell (default: 2000 below 500 µs, 1000 below 5 ms, 200 above)")
-	warmup := fs.Uint64("warmup", 0, "warm-up waits per cell (default: ~50 ms worth, 10 to 1000; ~1 s worth, 10 to 3000, for keeptime's Exact and Efficient sleepers, which learn)")
+	warmup := fs.Uint64("warmup", 0, "warm-up waits per cell (default: ~50 ms worth, 10 to 1000; ~1 s worth but at least 300 where they fit in 5 s, 10 to 3000, for keeptime's Exact and Efficient sleepers, which learn)")
 	tail := fs.String("tail-target", "balanced", "keeptime's tail target: relaxed (5 %), balanced (1 %), strict (0.1 %), a share (0.002) or a percentage (0.2%)")
 	export := fs.String("export-json", "", "write the results in the bench result format (spec/bench-result.md) to `FILE`")
 	crowd := fs.Int("crowd", 16, "crowd rows: `N` goroutines sleeping at once with keeptime, then with time.Sleep (0 = off, at most 4096)")

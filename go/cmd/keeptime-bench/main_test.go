@@ -220,7 +220,8 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// The methods whose sleeper learns warm up about 1 s, the others about 50 ms.
+// The methods whose sleeper learns warm up about 1 s (at least 300 waits
+// where they fit in 5 s), the others about 50 ms.
 func TestLearningMethodsWarmUpAboutASecond(t *testing.T) {
 	byName := map[string]method{}
 	for _, m := range allMethods {
@@ -231,8 +232,11 @@ func TestLearningMethodsWarmUpAboutASecond(t *testing.T) {
 		d    time.Duration
 		want uint64
 	}{
-		{"keeptime", time.Millisecond, 943}, // 1 s / (1 ms + 60 µs)
-		{"keeptime-strict", 10 * time.Millisecond, 99},
+		{"keeptime", time.Millisecond, 943},             // 1 s / (1 ms + 60 µs)
+		{"keeptime-strict", 10 * time.Millisecond, 300}, // 1 s is 99: the floor of 300 (3 s)
+		{"keeptime", 20 * time.Millisecond, 249},        // 300 would take 6 s: 5 s / 20.06 ms
+		{"keeptime", 100 * time.Millisecond, 49},        // 5 s / 100.06 ms
+		{"keeptime", 2500 * time.Microsecond, 390},      // 1 s holds more than the floor
 		{"keeptime-efficient", 10 * time.Microsecond, 3_000},
 		{"keeptime-spin", time.Millisecond, 47}, // 50 ms / 1.06 ms: a spin learns nothing
 		{"time-sleep", 10 * time.Millisecond, 10},

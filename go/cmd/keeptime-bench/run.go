@@ -43,15 +43,17 @@ func defaultSamples(d time.Duration) uint64 {
 }
 
 // defaultWarmup: about 50 ms of waits, 10 to 1000 of them; for a method
-// whose sleeper learns (keeptime's Exact and Efficient sleepers), about 1 s,
-// 10 to 3000, as the keeptime command's bench: a fresh sleeper plans on the
-// largest wake-ups it has seen until it has seen a few hundred and spends
-// several times its later CPU meanwhile, and the cells measure what it does
-// once it has learned.
+// whose sleeper learns (keeptime's Exact and Efficient sleepers), about 1 s
+// but at least 300 waits where they take at most 5 s, 10 to 3000, as the
+// keeptime command's bench: a fresh sleeper plans on the largest wake-ups it
+// has seen until it has seen a few hundred (at 1 % it sets one aside from 199)
+// and spends several times its later CPU meanwhile, and the cells measure
+// what it does once it has learned.
 func defaultWarmup(m method, d time.Duration) uint64 {
 	per := uint64(d + 60*time.Microsecond)
 	if m.learns {
-		return min(max(uint64(time.Second)/per, 10), 3_000)
+		floor := min(300, uint64(5*time.Second)/per)
+		return min(max(uint64(time.Second)/per, floor, 10), 3_000)
 	}
 	return min(max(uint64(50*time.Millisecond)/per, 10), 1_000)
 }

@@ -28,9 +28,10 @@ over the measured samples. Every method runs after a warm-up, with its timer
 slack set explicitly (see --list). By default the whole run fits in a time
 budget of about 55 s with at least 200–2000 samples per cell. The methods
 that learn from their own waits (keeptime's exact and efficient sleepers,
-the compensated sleep) warm up for about 1 s per cell (at most 3000 waits),
-the others for about 50 ms: a fresh keeptime sleeper spends several times
-its later CPU while it learns (`make bench-convergence` measures that).";
+the compensated sleep) warm up for about 1 s per cell, and for at least 300
+waits where those take at most 5 s (at most 3000 waits), the others for
+about 50 ms: a fresh keeptime sleeper spends several times its later CPU
+while it learns (`make bench-convergence` measures that).";
 
 /// `keeptime bench` options.
 #[derive(Debug, Args)]
@@ -66,8 +67,8 @@ pub struct BenchArgs {
     pub samples: Option<u64>,
 
     /// Warm-up waits per method and duration before measuring (by default
-    /// about 50 ms worth, 10–1000; about 1 s worth, 10–3000, for the
-    /// methods that learn).
+    /// about 50 ms worth, 10–1000; for the methods that learn, about 1 s
+    /// worth but at least 300 where they fit in 5 s, 10–3000).
     #[arg(long, value_name = "N", value_parser = parse::count, allow_hyphen_values = true)]
     pub warmup: Option<u64>,
 

@@ -34,6 +34,15 @@ pub const MAX_WARMUP: u64 = 1_000;
 /// spent 17 % of a CPU over the 1 000 sleeps after a 50-sleep warm-up,
 /// against 8.6 % after 1 000 (`docs/bench.md`).
 pub const LEARNING_WARMUP_TARGET_NS: u64 = 1_000_000_000;
+/// Fewest warm-up waits per cell by default for a method that learns, as long
+/// as they take at most [`LEARNING_WARMUP_LIMIT_NS`]: at the default 1 %
+/// target a margin sets its largest wake-up aside only from 199 of them
+/// (`spec/estimator.md`, *quantile*), and 1 s is about 100 sleeps at 10 ms.
+/// On host kind D, a fresh sleeper's 10 ms sleeps after 99 warm-up sleeps
+/// used 3–17 % of a CPU, after 300 about 3–4.5 % (`docs/bench.md`).
+pub const MIN_LEARNING_WARMUP: u64 = 300;
+/// The longest the [`MIN_LEARNING_WARMUP`] floor makes a cell's warm-up.
+pub const LEARNING_WARMUP_LIMIT_NS: u64 = 5_000_000_000;
 /// Most warm-up waits per cell by default for a method that learns.
 pub const MAX_LEARNING_WARMUP: u64 = 3_000;
 /// Longest wait `bench` accepts per sample.
@@ -109,13 +118,18 @@ fn planned_cost_ns(d_ns: u64) -> u64 {
 
 /// The default warm-up of `method` at `d_ns`: about [`WARMUP_TARGET_NS`],
 /// within [`MIN_WARMUP`]..=[`MAX_WARMUP`] waits; for a method that learns
-/// ([`Method::learns`]), about [`LEARNING_WARMUP_TARGET_NS`], within
-/// [`MIN_WARMUP`]..=[`MAX_LEARNING_WARMUP`] waits, so that its cells measure
-/// what it learned rather than its first waits (`make bench-convergence`
-/// measures those).
+/// ([`Method::learns`]), about [`LEARNING_WARMUP_TARGET_NS`] but at least
+/// [`MIN_LEARNING_WARMUP`] waits if they take at most
+/// [`LEARNING_WARMUP_LIMIT_NS`], within [`MIN_WARMUP`]..=[`MAX_LEARNING_WARMUP`],
+/// so that its cells measure what it learned rather than its first waits
+/// (`make bench-convergence` measures those).
 pub fn default_warmup(method: Method, d_ns: u64) -> u64 {
     if method.learns() {
-        (LEARNING_WARMUP_TARGET_NS / planned_cost_ns(d_ns)).clamp(MIN_WARMUP, MAX_LEARNING_WARMUP)
+        let per = planned_cost_ns(d_ns);
+        let floor = MIN_LEARNING_WARMUP.min(LEARNING_WARMUP_LIMIT_NS / per);
+        (LEARNING_WARMUP_TARGET_NS / per)
+            .max(floor)
+            .clamp(MIN_WARMUP, MAX_LEARNING_WARMUP)
     } else {
         (WARMUP_TARGET_NS / planned_cost_ns(d_ns)).clamp(MIN_WARMUP, MAX_WARMUP)
     }
@@ -302,7 +316,15 @@ mod tests {
         assert_eq!(default_warmup(Method::Keeptime, 1_000_000), 943);
         assert_eq!(default_warmup(Method::KeeptimeEfficient, 1_000_000), 943);
         assert_eq!(default_warmup(Method::Compensated, 1_000_000), 943);
-        assert_eq!(default_warmup(Method::Keeptime, 10_000_000), 99);
+        // At 10 ms 1 s is 99 waits: the floor of 300 applies (3 s).
+        assert_eq!(default_warmup(Method::Keeptime, 10_000_000), 300);
+        assert_eq!(default_warmup(Method::Compensated, 10_000_000), 300);
+        // At 20 ms 300 waits would take 6 s: as many as fit in 5 s.
+        assert_eq!(default_warmup(Method::Keeptime, 20_000_000), 249);
+        // At 100 ms: 5 s / 100.06 ms = 49 (1 s alone would give 9).
+        assert_eq!(default_warmup(Method::Keeptime, 100_000_000), 49);
+        // Where 1 s holds more than the floor, 1 s counts.
+        assert_eq!(default_warmup(Method::Keeptime, 2_500_000), 390);
         assert_eq!(
             default_warmup(Method::Keeptime, 10_000),
             MAX_LEARNING_WARMUP

@@ -67,7 +67,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  *
  * <p>Before its measured rounds every cell waits unrecorded at its duration:
  * {@code --warmup N} waits if given, else {@link #defaultWarmup}: about 1 s
- * of waits (at most 3 000) for the keeptime methods, whose sleepers learn
+ * of waits, at least 300 where they take at most 5 s (at most 3 000), for
+ * the keeptime methods, whose sleepers learn
  * from their own waits, about 50 ms (at most 1 000) for the others.
  */
 public final class Bench {
@@ -107,6 +108,15 @@ public final class Bench {
      * several times its later CPU meanwhile (docs/bench.md).
      */
     static final long LEARNING_WARMUP_TARGET_NS = 1_000 * MS;
+    /**
+     * Fewest warm-up waits per cell of a method that learns, as long as they
+     * take at most {@link #LEARNING_WARMUP_LIMIT_NS}: at the default 1 %
+     * target a margin sets its largest wake-up aside only from 199 of them,
+     * and 1 s is about 100 sleeps at 10 ms (docs/bench.md).
+     */
+    static final int MIN_LEARNING_WARMUP = 300;
+    /** The longest the {@link #MIN_LEARNING_WARMUP} floor makes a cell's warm-up. */
+    static final long LEARNING_WARMUP_LIMIT_NS = 5_000 * MS;
     /** Most warm-up waits per cell of a method that learns. */
     static final int MAX_LEARNING_WARMUP = 3_000;
     private static final String USAGE =
@@ -333,14 +343,18 @@ public final class Bench {
      * every runtime's bench counts them (the Rust bench's
      * {@code default_warmup}): about {@value #WARMUP_TARGET_NS} ns of waits,
      * {@value #MIN_WARMUP} to {@value #MAX_WARMUP} of them; for a method that
-     * learns, about {@value #LEARNING_WARMUP_TARGET_NS} ns, {@value #MIN_WARMUP}
-     * to {@value #MAX_LEARNING_WARMUP}; each wait counted as {@code d} +
+     * learns, about {@value #LEARNING_WARMUP_TARGET_NS} ns but at least
+     * {@value #MIN_LEARNING_WARMUP} waits where they take at most
+     * {@value #LEARNING_WARMUP_LIMIT_NS} ns, {@value #MIN_WARMUP} to
+     * {@value #MAX_LEARNING_WARMUP}; each wait counted as {@code d} +
      * {@value #PLANNING_OVERHEAD_NS} ns.
      */
     static int defaultWarmup(Method method, long d) {
         long per = d + PLANNING_OVERHEAD_NS;
         if (method.learns) {
-            return (int) Math.max(MIN_WARMUP, Math.min(MAX_LEARNING_WARMUP, LEARNING_WARMUP_TARGET_NS / per));
+            long floor = Math.min(MIN_LEARNING_WARMUP, LEARNING_WARMUP_LIMIT_NS / per);
+            long n = Math.max(LEARNING_WARMUP_TARGET_NS / per, floor);
+            return (int) Math.max(MIN_WARMUP, Math.min(MAX_LEARNING_WARMUP, n));
         }
         return (int) Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, WARMUP_TARGET_NS / per));
     }

@@ -15,7 +15,9 @@ class BenchWarmupTest {
         assertEquals(943, Bench.defaultWarmup(Method.KEEPTIME, MS));
         assertEquals(943, Bench.defaultWarmup(Method.KEEPTIME_RELAXED, MS));
         assertEquals(390, Bench.defaultWarmup(Method.KEEPTIME_SLEEPER, 2_500 * US)); // 1 s / 2.56 ms
-        assertEquals(99, Bench.defaultWarmup(Method.KEEPTIME_STRICT, 10 * MS));
+        assertEquals(300, Bench.defaultWarmup(Method.KEEPTIME_STRICT, 10 * MS)); // 1 s is 99: the floor (3 s)
+        assertEquals(249, Bench.defaultWarmup(Method.KEEPTIME, 20 * MS)); // 300 would take 6 s: 5 s / 20.06 ms
+        assertEquals(49, Bench.defaultWarmup(Method.KEEPTIME, 100 * MS)); // 5 s / 100.06 ms
         assertEquals(3_000, Bench.defaultWarmup(Method.KEEPTIME_SLEEPER, 250 * US)); // 3 225, at most 3 000
         assertEquals(3_000, Bench.defaultWarmup(Method.KEEPTIME_DEFAULT_SLACK, 100 * US));
         assertEquals(3_000, Bench.defaultWarmup(Method.KEEPTIME_EFFICIENT, 10 * US));
