@@ -39,7 +39,8 @@ pub const LEARNING_WARMUP_TARGET_NS: u64 = 1_000_000_000;
 /// target a margin sets its largest wake-up aside only from 199 of them
 /// (`spec/estimator.md`, *quantile*), and 1 s is about 100 sleeps at 10 ms.
 /// On host kind D, a fresh sleeper's 10 ms sleeps after 99 warm-up sleeps
-/// used 3–17 % of a CPU, after 300 about 3–4.5 % (`docs/bench.md`).
+/// used 2.3–30.4 % of a CPU (median 12.7 %), after 300 1.4–23.9 % (median
+/// 1.9 %), eight runs each (`docs/bench.md`).
 pub const MIN_LEARNING_WARMUP: u64 = 300;
 /// The longest the [`MIN_LEARNING_WARMUP`] floor makes a cell's warm-up.
 pub const LEARNING_WARMUP_LIMIT_NS: u64 = 5_000_000_000;
