@@ -279,7 +279,7 @@ mod tests {
         );
 
         // It then learns as any sleeper, and is kept while the default holds.
-        own.get().sleep(Duration::from_micros(700));
+        own.get().sleep(Duration::from_millis(50)); // no preemption outlasts 50 ms
         assert_eq!(own.get().stats().sleeps, 1);
 
         set_default_profile(None);
