@@ -40,9 +40,10 @@ namespace Dev.KeepTime.Tests
                 Assert.AreEqual(0, w.Sleeper.Stats.Sleeps, "a deadline in the past is no sleep");
 
                 // A deadline ahead: never early, and the reading is its own (between
-                // the deadline and the caller's reading).
+                // the deadline and the caller's reading). 50 ms, which no preemption
+                // outlasts, so that the sleep surely has to wait and is counted.
                 start = Now();
-                d = 200000;
+                d = 50000000;
                 own = w.Wait(start, d);
                 after = Now();
                 Assert.GreaterOrEqual(own.Value, start + d);
