@@ -67,6 +67,12 @@ impl Capacity {
         }
     }
 
+    /// The capacity with this cost and count of samples (a copy read back
+    /// from the waiter's lock-free view of it).
+    pub(super) const fn from_parts(cost_ns: u64, samples: u64) -> Self {
+        Capacity { cost_ns, samples }
+    }
+
     /// One precise deadline cost `cost_ns`.
     pub fn observe(&mut self, cost_ns: u64) {
         let c = cost_ns.clamp(MIN_COST_NS, MAX_COST_NS);

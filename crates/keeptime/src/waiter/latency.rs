@@ -22,18 +22,19 @@ pub const LEAD_SHARE_PPM: u64 = 10_000;
 /// *Capacity*).
 #[derive(Debug)]
 pub struct WakeLatency {
-    model: Mutex<Model>,
+    model: Mutex<MarginEstimator>,
+    /// The lead of each bucket, computed once per state of the estimator
+    /// ([`NO_LEAD`] until asked after a change): every poll asks for a
+    /// lead, from every executor thread, and the estimator only changes
+    /// with a sample, so the leads are read without the lock.
+    leads: [AtomicU64; BUCKETS],
     threads: u64,
     finishing: Arc<AtomicU64>,
 }
 
-/// The estimator and its leads by bucket, computed once per state: every
-/// poll asks for a lead, and the estimator only changes with a sample.
-#[derive(Debug)]
-struct Model {
-    est: MarginEstimator,
-    leads: [Option<u64>; BUCKETS],
-}
+/// A bucket's lead not computed since the estimator last changed (no lead
+/// reaches it: leads are at most [`MAX_LEAD_NS`]).
+const NO_LEAD: u64 = u64::MAX;
 
 impl Default for WakeLatency {
     fn default() -> Self {
@@ -60,10 +61,8 @@ impl WakeLatency {
     /// ```
     pub fn with_threads(threads: u64) -> Self {
         WakeLatency {
-            model: Mutex::new(Model {
-                est: MarginEstimator::new(),
-                leads: [None; BUCKETS],
-            }),
+            model: Mutex::new(MarginEstimator::new()),
+            leads: std::array::from_fn(|_| AtomicU64::new(NO_LEAD)),
             threads: threads.max(1),
             finishing: Arc::new(AtomicU64::new(0)),
         }
@@ -89,7 +88,7 @@ impl WakeLatency {
         }
     }
 
-    fn model(&self) -> MutexGuard<'_, Model> {
+    fn model(&self) -> MutexGuard<'_, MarginEstimator> {
         self.model.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -98,12 +97,15 @@ impl WakeLatency {
     /// default tail target (1 % of wake-ups later), at most [`MAX_LEAD_NS`].
     pub fn lead_ns(&self, remaining_ns: u64) -> u64 {
         let b = bucket_of(remaining_ns);
-        let mut m = self.model();
-        if let Some(lead) = m.leads[b] {
+        let lead = self.leads[b].load(Ordering::Acquire);
+        if lead != NO_LEAD {
             return lead;
         }
-        let lead = m.est.margin(b, LEAD_SHARE_PPM).min(MAX_LEAD_NS);
-        m.leads[b] = Some(lead);
+        // Computed and stored under the lock, as `observe` clears them: a
+        // lead stored is always the current estimator's.
+        let m = self.model();
+        let lead = m.margin(b, LEAD_SHARE_PPM).min(MAX_LEAD_NS);
+        self.leads[b].store(lead, Ordering::Release);
         lead
     }
 
@@ -121,14 +123,16 @@ impl WakeLatency {
     /// estimator (`begin_sleep`, then the overshoot).
     pub fn observe(&self, remaining_ns: u64, latency_ns: u64) {
         let mut m = self.model();
-        m.est.begin_sleep();
-        m.est.observe(remaining_ns, latency_ns);
-        m.leads = [None; BUCKETS];
+        m.begin_sleep();
+        m.observe(remaining_ns, latency_ns);
+        for lead in &self.leads {
+            lead.store(NO_LEAD, Ordering::Release);
+        }
     }
 
     /// A copy of the estimator, for inspection.
     pub fn estimator(&self) -> MarginEstimator {
-        self.model().est.clone()
+        self.model().clone()
     }
 }
 

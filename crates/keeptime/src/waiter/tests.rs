@@ -409,3 +409,43 @@ fn finishing_deadlines_are_counted_while_they_live_and_share_the_threads() {
     assert_eq!(two.finishing(), 0, "each executor counts its own");
     assert_eq!(WakeLatency::with_threads(0).threads(), 1);
 }
+
+/// A batch takes the whole prefix of a queue that `fires`, and nothing
+/// after it, up to the last wake time the clock can hold.
+#[test]
+fn a_batch_splits_off_exactly_the_timers_that_fire() {
+    use super::queue::{split_due, Shared};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+    let waker = Waker::from(Arc::new(Noop));
+    let queue = |wakes: &[u64]| -> BTreeMap<(u64, u64), Arc<Shared>> {
+        wakes
+            .iter()
+            .enumerate()
+            .map(|(id, &w)| ((w, id as u64), Shared::new(&waker)))
+            .collect()
+    };
+    let keys =
+        |m: &BTreeMap<(u64, u64), Arc<Shared>>| -> Vec<u64> { m.keys().map(|k| k.0).collect() };
+    let now = 10_000_000;
+    for precise in [true, false] {
+        let last = if precise { now + BATCH_NS } else { now };
+        let wakes = [0, now - 1, now, now + 1, last, last, last + 1, u64::MAX];
+        let mut q = queue(&wakes);
+        let due = split_due(&mut q, precise, now);
+        assert!(keys(&due).iter().all(|&w| fires(w, precise, now)));
+        assert!(keys(&q).iter().all(|&w| !fires(w, precise, now)));
+        assert_eq!(due.len() + q.len(), wakes.len());
+        assert_eq!(keys(&q).first(), Some(&(last + 1)));
+    }
+    // A reading at the end of the clock fires everything.
+    let mut q = queue(&[1, u64::MAX - 1, u64::MAX]);
+    assert_eq!(split_due(&mut q, true, u64::MAX - 1).len(), 3);
+    assert!(q.is_empty());
+}

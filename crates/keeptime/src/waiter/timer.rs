@@ -4,11 +4,11 @@
 //! [`probe_capacity`] drives a few of them from a plain thread.
 
 use super::latency::FinishCount;
-use super::queue::{admit, behind, capacity, core, run_waiter, Shared};
+use super::queue::{admit, behind, capacity, core, run_waiter, Queue, Shared};
 use super::{next_step, Step, TimerState, WakeLatency};
 use super::{FINISH_SPIN_NS, LATE_NS, MAX_FINISH_SPIN_NS};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard, PoisonError};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -79,7 +79,8 @@ impl Timer {
     /// capacity, starting the waiter thread on first use. A wake time in the
     /// past fires at once.
     pub fn arm(wake_ns: u64, waker: &Waker) -> Timer {
-        Timer::insert(wake_ns, wake_ns, true, waker)
+        let shared = Shared::new(waker);
+        Timer::insert(core().lock(), shared, wake_ns, wake_ns, true, waker)
     }
 
     /// Arms a timer for a sleep until `deadline_ns` that wants to be woken
@@ -90,35 +91,48 @@ impl Timer {
     /// as another sleep), else (or with a zero lead) a coarse one at
     /// `deadline_ns`.
     pub fn arm_for(deadline_ns: u64, lead_ns: u64, waker: &Waker) -> Timer {
-        let precise = admit(crate::os::monotonic_ns(), deadline_ns, lead_ns, false);
-        Timer::admitted(deadline_ns, lead_ns, precise, waker)
+        let shared = Shared::new(waker);
+        let now = crate::os::monotonic_ns();
+        let mut q = core().lock();
+        let precise = admit(&mut q, now, deadline_ns, lead_ns, false);
+        Timer::admitted(q, shared, deadline_ns, lead_ns, precise, waker)
     }
 
     /// The timer an admission decided for a sleep until `deadline_ns`:
-    /// precise, at `deadline_ns − lead_ns`, or coarse, at `deadline_ns`.
-    fn admitted(deadline_ns: u64, lead_ns: u64, precise: bool, waker: &Waker) -> Timer {
+    /// precise, at `deadline_ns − lead_ns`, or coarse, at `deadline_ns`;
+    /// armed under the queue's lock `q`, which the admission held, with
+    /// its `shared` state made before the lock was taken.
+    fn admitted(
+        q: MutexGuard<'_, Queue>,
+        shared: Arc<Shared>,
+        deadline_ns: u64,
+        lead_ns: u64,
+        precise: bool,
+        waker: &Waker,
+    ) -> Timer {
         if precise {
             Timer::insert(
+                q,
+                shared,
                 deadline_ns.saturating_sub(lead_ns),
                 deadline_ns,
                 true,
                 waker,
             )
         } else {
-            Timer::insert(deadline_ns, deadline_ns, false, waker)
+            Timer::insert(q, shared, deadline_ns, deadline_ns, false, waker)
         }
     }
 
-    fn insert(wake_ns: u64, deadline_ns: u64, precise: bool, waker: &Waker) -> Timer {
+    fn insert(
+        mut q: MutexGuard<'_, Queue>,
+        shared: Arc<Shared>,
+        wake_ns: u64,
+        deadline_ns: u64,
+        precise: bool,
+        waker: &Waker,
+    ) -> Timer {
         let core = core();
-        let shared = Arc::new(Shared {
-            waker: Mutex::new(Some(waker.clone())),
-            fired_at: AtomicU64::new(0),
-            fire_cost_ns: AtomicU64::new(0),
-            learn: AtomicBool::new(false),
-            seen: AtomicBool::new(false),
-        });
-        let mut q = core.lock();
         q.next_id += 1;
         q.armed += 1;
         let key = (wake_ns, q.next_id);
@@ -404,12 +418,8 @@ impl PreciseWait {
                 f.charge_to(end);
                 let cost = f.fire_cost_ns.saturating_add(f.charged_ns);
                 drop(f);
-                let mut cap = core().capacity();
-                if end.saturating_sub(self.deadline_ns) > LATE_NS {
-                    cap.observe_late();
-                } else {
-                    cap.observe(cost);
-                }
+                let late = end.saturating_sub(self.deadline_ns) > LATE_NS;
+                core().observe_cost(if late { None } else { Some(cost) });
             }
         }
         progress
@@ -477,9 +487,11 @@ impl PreciseWait {
                         // the caller's coarse wait, or first polled within
                         // the lead) is a precise deadline too: offered to
                         // its slot, and charged its finish if admitted.
-                        if !admit(now, self.deadline_ns, lead, true) {
-                            return self.arm(false, 0, remaining, waker);
+                        let mut q = core().lock();
+                        if !admit(&mut q, now, self.deadline_ns, lead, true) {
+                            return self.arm(q, None, false, 0, remaining, waker);
                         }
+                        drop(q);
                         self.finish = Some(Finish::begin(0, start, latency));
                     }
                     return Progress::Pending(step);
@@ -491,26 +503,42 @@ impl PreciseWait {
                         latency.arm(remaining)
                     };
                     self.timer = None;
-                    let precise = admit(now, self.deadline_ns, lead, true);
-                    return self.arm(precise, lead, remaining, waker);
+                    // Made before the lock (unless the caller serves coarse
+                    // waits, and then only if admitted).
+                    let shared = (!self.caller_coarse).then(|| Shared::new(waker));
+                    let mut q = core().lock();
+                    let precise = admit(&mut q, now, self.deadline_ns, lead, true);
+                    return self.arm(q, shared, precise, lead, remaining, waker);
                 }
             }
             now = crate::os::monotonic_ns();
         }
     }
 
-    /// Arms the timer the admission decided: precise with `lead`, else
-    /// coarse (the caller's own timer if it serves coarse waits).
-    fn arm(&mut self, precise: bool, lead: u64, remaining: u64, waker: &Waker) -> Progress {
+    /// Arms the timer the admission decided, under the queue's lock `q`
+    /// it held: precise with `lead`, else coarse (the caller's own timer if
+    /// it serves coarse waits). `shared`: the timer's state, if made
+    /// before the lock.
+    fn arm(
+        &mut self,
+        q: MutexGuard<'_, Queue>,
+        shared: Option<Arc<Shared>>,
+        precise: bool,
+        lead: u64,
+        remaining: u64,
+        waker: &Waker,
+    ) -> Progress {
         self.armed_remaining_ns = remaining;
         if !precise {
             self.finish = None;
             if self.caller_coarse {
+                drop(q);
                 self.armed_lead_ns = 0;
                 return Progress::Pending(Step::Arm { lead_ns: 0 });
             }
         }
-        let timer = Timer::admitted(self.deadline_ns, lead, precise, waker);
+        let shared = shared.unwrap_or_else(|| Shared::new(waker));
+        let timer = Timer::admitted(q, shared, self.deadline_ns, lead, precise, waker);
         self.armed_lead_ns = timer.lead_ns();
         self.timer = Some(timer);
         Progress::Pending(Step::Arm {
