@@ -265,6 +265,7 @@ fn a_dropped_tick_consumes_no_slot() {
 #[test]
 fn bursts_past_capacity_complete_never_early_and_balance_the_books() {
     let _g = serial();
+    let relayed = waiter::stats().relayed;
     for rt in [multi_thread(), current_thread()] {
         for _round in 0..2 {
             let start = Instant::now() + Duration::from_millis(5);
@@ -300,6 +301,63 @@ fn bursts_past_capacity_complete_never_early_and_balance_the_books() {
             assert_eq!(s.capacity_per_s, waiter::capacity());
         }
     }
+    // Past the capacity most of the burst is coarse, and a batch's coarse
+    // timers past the first few go through the relay (how many is the
+    // machine's: only that some did).
+    assert!(waiter::stats().relayed > relayed, "nothing was relayed");
+}
+
+/// A relayed timer whose relaying tasks are gone is still woken: by the
+/// waiter, within `RELAY_GRACE_NS` of its firing. Tasks are aborted as
+/// their timers fire, so that some woken tasks never poll; the others all
+/// complete, never early.
+#[test]
+fn relayed_timers_wake_even_when_the_relaying_tasks_are_aborted() {
+    let _g = serial();
+    let rt = multi_thread();
+    let start = Instant::now() + Duration::from_millis(5);
+    let early = Arc::new(AtomicU64::new(0));
+    let relayed = waiter::stats().relayed;
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..400u32)
+            .map(|i| {
+                let early = Arc::clone(&early);
+                let deadline = start + Duration::from_micros(2) * i;
+                tokio::spawn(async move {
+                    keeptime::tokio::sleep_until(deadline).await;
+                    if Instant::now() < deadline {
+                        early.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        // Every third task is aborted around its deadline (or before its
+        // first poll): its sleep is dropped, armed, fired or relayed.
+        let mut kept = Vec::new();
+        for (i, t) in tasks.into_iter().enumerate() {
+            if i % 3 == 0 {
+                t.abort();
+            } else {
+                kept.push(t);
+            }
+        }
+        let all = async {
+            for t in kept {
+                t.await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), all)
+            .await
+            .expect("every kept sleep completes");
+    });
+    assert_eq!(early.load(Ordering::Relaxed), 0, "sleeps ended early");
+    let s = waiter::stats();
+    assert_eq!(s.pending, 0);
+    assert_eq!(
+        s.backlog, 0,
+        "fired timers of aborted tasks left the backlog"
+    );
+    assert!(s.relayed >= relayed);
 }
 
 /// tokio's cooperative budget: a task that awaits sleeps whose deadlines have
@@ -336,4 +394,57 @@ fn ready_sleeps_spend_tokios_budget_and_let_other_tasks_run() {
         assert!(matches!(poll_once(&mut s), Poll::Ready(_)));
         s = keeptime::tokio::sleep_until_monotonic_ns(monotonic_ns());
     }
+}
+
+/// Relayed timers that no task polls are woken by the waiter itself: 1 000
+/// relaying waits in at most two slots (at least half of them coarse: a slot
+/// admits at most 250 precise timers), each polled once with a counting
+/// waker and never again. Every waker is called, once.
+#[test]
+fn relayed_timers_nobody_polls_are_woken_by_the_waiter() {
+    let _g = serial();
+    struct Count(Arc<AtomicU64>);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let latency = waiter::WakeLatency::new();
+    let deadline = monotonic_ns() + 20_000_000;
+    let relayed = waiter::stats().relayed;
+    let counts: Vec<Arc<AtomicU64>> = (0..1_000).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let mut waits: Vec<_> = counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut w = waiter::PreciseWait::new(deadline + 1_000 * i as u64);
+            w.set_relay(true);
+            let waker = Waker::from(Arc::new(Count(Arc::clone(c))));
+            assert!(matches!(
+                w.poll(&latency, &waker),
+                waiter::Progress::Pending(_)
+            ));
+            w
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_secs(10);
+    while counts.iter().any(|c| c.load(Ordering::Relaxed) == 0) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        counts.iter().all(|c| c.load(Ordering::Relaxed) == 1),
+        "every waker called once"
+    );
+    // Polled now, each is done, never early.
+    let waker = Waker::from(Arc::new(Noop));
+    for w in &mut waits {
+        let d = w.deadline_ns();
+        match w.poll(&latency, &waker) {
+            waiter::Progress::Ready(t) => assert!(t >= d),
+            waiter::Progress::Pending(_) => panic!("fired and past its deadline"),
+        }
+    }
+    drop(waits);
+    assert_eq!(waiter::stats().backlog, 0);
+    assert!(waiter::stats().relayed > relayed, "nothing was relayed");
 }

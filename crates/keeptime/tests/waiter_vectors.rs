@@ -4,8 +4,8 @@
 //! (`spec/waiter.md`).
 
 use keeptime::waiter::{
-    finish_share, fires, learns_latency, next_step, plan, Admission, Capacity, Plan, Step,
-    TimerState,
+    finish_share, fires, learns_latency, next_step, plan, relay_wait, relays, Admission, Capacity,
+    Plan, Step, TimerState,
 };
 use serde_json::Value;
 
@@ -61,6 +61,9 @@ fn the_constants_are_the_specs() {
         ("SATURATED_LOAD", SATURATED_LOAD),
         ("SATURATION_SLOTS", SATURATION_SLOTS),
         ("TRICKLE_SHARE_PPM", TRICKLE_SHARE_PPM),
+        ("RELAY_DIRECT", RELAY_DIRECT as u64),
+        ("RELAY_BATCH", RELAY_BATCH as u64),
+        ("RELAY_GRACE_NS", RELAY_GRACE_NS),
     ] {
         assert_eq!(u(c, name), value, "{name}");
     }
@@ -240,5 +243,24 @@ fn admission_sequences() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn relays_all_but_the_first_few() {
+    let v = vectors();
+    for row in rows(&v, "relays") {
+        let k = usize::try_from(u(row, "k")).expect("k fits");
+        assert_eq!(relays(k), b(row, "expect"), "{row}");
+    }
+}
+
+#[test]
+fn relay_wait_comes_first_only_when_earlier() {
+    let v = vectors();
+    for row in rows(&v, "relay_wait") {
+        let check = row["relay_check_ns"].as_u64();
+        let plan_ns = row["plan_ns"].as_u64();
+        assert_eq!(relay_wait(check, plan_ns), row["expect"].as_u64(), "{row}");
     }
 }

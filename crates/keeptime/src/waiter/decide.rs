@@ -3,7 +3,7 @@
 //! waiter waits for ([`plan`]) and which wake-ups are latency samples
 //! ([`learns_latency`]).
 
-use super::{BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, MAX_LEAD_NS};
+use super::{BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, MAX_LEAD_NS, RELAY_DIRECT};
 
 /// Where a timer stands when its task is polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,4 +139,33 @@ pub enum Plan {
     Precise(u64),
     /// A plain OS wait to this wake time.
     Coarse(u64),
+}
+
+/// Whether the `k`-th coarse timer of a relaying wait in a batch (from 0, in
+/// firing order) goes to the relay rather than being woken by the waiter:
+/// all but the first [`RELAY_DIRECT`] (`spec/waiter.md`, *The relay*).
+///
+/// ```
+/// use keeptime::waiter::{relays, RELAY_DIRECT};
+/// assert!(!relays(0));
+/// assert!(relays(RELAY_DIRECT));
+/// ```
+pub fn relays(k: usize) -> bool {
+    k >= RELAY_DIRECT
+}
+
+/// The wake time of the waiter's wait for the relay instead of its plan:
+/// `relay_check` (the firing that filled the relay plus
+/// [`RELAY_GRACE_NS`](super::RELAY_GRACE_NS), `None` while the relay is
+/// empty) if it comes before the plan's wake time `plan_ns` (or there is no
+/// plan); `None`: follow the plan (or park).
+///
+/// ```
+/// use keeptime::waiter::relay_wait;
+/// assert_eq!(relay_wait(Some(5_000_000), None), Some(5_000_000));
+/// assert_eq!(relay_wait(Some(5_000_000), Some(4_000_000)), None);
+/// assert_eq!(relay_wait(None, None), None);
+/// ```
+pub fn relay_wait(relay_check: Option<u64>, plan_ns: Option<u64>) -> Option<u64> {
+    relay_check.filter(|&r| plan_ns.map_or(true, |p| r < p))
 }

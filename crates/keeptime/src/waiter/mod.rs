@@ -40,6 +40,13 @@
 //!   precise wait in progress, no timer armed) is always admitted. While
 //!   more than [`BEHIND_BACKLOG`] fired timers wait for their task to be
 //!   polled, new timers are coarse too ([`next_step`]'s `behind`).
+//! * **The relay**: of a batch's coarse timers of relaying waits
+//!   ([`PreciseWait::set_relay`], `keeptime::tokio`'s), the waiter wakes the
+//!   first [`RELAY_DIRECT`] and leaves the rest in a list that every poll of
+//!   a relaying wait draws [`RELAY_BATCH`] from, so most wakes come from an
+//!   executor thread (for tokio, a push to its own run queue) rather than
+//!   from the waiter thread; whatever is left is woken by the waiter within
+//!   [`RELAY_GRACE_NS`] ([`relays`], [`relay_wait`]).
 //! * **The finish** runs in the task, decided by [`next_step`]: within
 //!   [`FINISH_SPIN_NS`] of the deadline it spins (the longest a precise sleep
 //!   holds an executor thread in one poll); otherwise it wakes itself and
@@ -60,7 +67,9 @@ mod tests;
 mod timer;
 
 pub use capacity::{finish_share, Admission, Capacity};
-pub use decide::{fires, learns_latency, next_step, plan, Plan, Step, TimerState};
+pub use decide::{
+    fires, learns_latency, next_step, plan, relay_wait, relays, Plan, Step, TimerState,
+};
 pub use latency::{WakeLatency, LEAD_SHARE_PPM};
 pub use queue::{behind, capacity, stats, WaiterStats};
 pub use timer::{probe_capacity, PreciseWait, Progress, Timer};
@@ -79,6 +88,23 @@ pub const MAX_LEAD_NS: u64 = 200_000;
 /// within this of its clock reading: the tasks it wakes a little early finish
 /// with their own spin, and the waiter saves an OS wait and a spin per timer.
 pub const BATCH_NS: u64 = 4_000;
+
+/// Of the coarse timers of relaying waits ([`PreciseWait::set_relay`]) that
+/// one wake-up fires, the waiter wakes this many itself and hands the others
+/// to the relay: the tasks it woke wake them when polled, from an executor
+/// thread, where a wake is a push to the thread's own run queue instead of a
+/// push to a shared queue from outside.
+pub const RELAY_DIRECT: usize = 4;
+
+/// A poll of a relaying wait wakes at most this many timers of the relay
+/// (a few µs of the executor thread), and each of them as many more when
+/// polled: a batch of a thousand is woken within a few generations.
+pub const RELAY_BATCH: usize = 16;
+
+/// Timers left in the relay this long after their firing (their relaying
+/// tasks dropped, or never polled) are woken by the waiter itself, at its
+/// next wake-up at the latest: the next coarse one under a steady load.
+pub const RELAY_GRACE_NS: u64 = COARSE_PERIOD_NS + COARSE_SLACK_NS;
 
 /// The waiter waits for a coarse timer until this after its wake time, so
 /// that one OS wake-up fires the coarse timers of the next 250 µs together

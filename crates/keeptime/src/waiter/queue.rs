@@ -4,7 +4,7 @@
 //! against the capacity; the backlog; the counters ([`stats`]).
 
 use super::learns_latency;
-use super::{fires, plan, Admission, Capacity, Plan, BEHIND_BACKLOG};
+use super::{fires, plan, relay_wait, relays, Admission, Capacity, Plan, BEHIND_BACKLOG};
 use crate::default_profile::DefaultSleeper;
 use crate::platform::{Platform, System};
 use crate::{Sleeper, SleeperBuilder};
@@ -39,6 +39,9 @@ pub struct WaiterStats {
     pub cancelled: u64,
     /// Fired timers whose task was not polled yet.
     pub backlog: u64,
+    /// Fired timers the waiter handed to the relay rather than woke itself
+    /// (`spec/waiter.md`, *The relay*).
+    pub relayed: u64,
     /// Precise waits in progress ([`PreciseWait`](super::PreciseWait)s
     /// alive: the async sleeps not yet complete or dropped). Their offers
     /// count toward saturation only while there is more than one
@@ -60,6 +63,51 @@ pub(super) struct Shared {
     pub(super) learn: AtomicBool,
     /// The firing was seen by a poll (or the timer dropped): out of the backlog.
     pub(super) seen: AtomicBool,
+    /// A coarse timer of a relaying wait: woken through the relay.
+    pub(super) relay: AtomicBool,
+}
+
+/// Fired timers waiting to be woken by a relaying task's poll (see
+/// [`RELAY_DIRECT`](super::RELAY_DIRECT)).
+#[derive(Default)]
+pub(super) struct Relay {
+    pending: AtomicBool,
+    timers: Mutex<Vec<Arc<Shared>>>,
+}
+
+impl Relay {
+    /// Whether timers are waiting in the relay.
+    pub(super) fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    pub(super) fn push(&self, timers: Vec<Arc<Shared>>) {
+        if timers.is_empty() {
+            return;
+        }
+        let mut list = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
+        list.extend(timers);
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Wakes at most `n` of the timers in the relay (all with `usize::MAX`).
+    pub(super) fn wake(&self, n: usize) {
+        if !self.is_pending() {
+            return;
+        }
+        let batch = {
+            let mut list = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
+            let keep = list.len().saturating_sub(n);
+            let batch = list.split_off(keep);
+            if list.is_empty() {
+                self.pending.store(false, Ordering::Release);
+            }
+            batch
+        };
+        for shared in batch {
+            shared.wake();
+        }
+    }
 }
 
 impl Shared {
@@ -71,6 +119,7 @@ impl Shared {
             fire_cost_ns: AtomicU64::new(0),
             learn: AtomicBool::new(false),
             seen: AtomicBool::new(false),
+            relay: AtomicBool::new(false),
         })
     }
 
@@ -104,6 +153,7 @@ pub(super) struct Queue {
     pub(super) precise_admitted: u64,
     pub(super) fired: u64,
     pub(super) cancelled: u64,
+    pub(super) relayed: u64,
 }
 
 /// A value on cache lines of its own. Every sleep of every executor thread
@@ -154,6 +204,7 @@ pub(super) struct WaiterCore {
     capacity_view: Line<CapacityView>,
     /// Precise waits in progress ([`PreciseWait`](super::PreciseWait)s alive).
     pub(super) sleeps: Line<AtomicU64>,
+    pub(super) relay: Line<Relay>,
 }
 
 impl WaiterCore {
@@ -191,6 +242,7 @@ pub(super) fn core() -> &'static WaiterCore {
             capacity: Mutex::new(Capacity::new()),
             capacity_view: Line::default(),
             sleeps: Line::default(),
+            relay: Line::default(),
         };
         core.capacity_view.publish(&Capacity::new());
         core
@@ -325,13 +377,16 @@ pub(super) fn run_waiter() {
     let mut precise_cpu = 0u64;
     // The reading that ended the last completed coarse wait.
     let mut last_coarse = None;
+    // When the timers left in the relay are to be woken by the waiter.
+    let mut relay_check: Option<u64> = None;
     loop {
         let next = {
             let mut q = core.lock();
             let next = loop {
                 let p = q.precise.first_key_value().map(|(k, _)| k.0);
                 let c = q.coarse.first_key_value().map(|(k, _)| k.0);
-                if let Some(next) = plan(p, c, last_coarse) {
+                let next = plan(p, c, last_coarse);
+                if next.is_some() || relay_check.is_some() {
                     break next;
                 }
                 q.idle = true;
@@ -341,6 +396,19 @@ pub(super) fn run_waiter() {
             q.changed = false;
             next
         };
+        let target = match next {
+            Some(Plan::Precise(t) | Plan::Coarse(t)) => Some(t),
+            None => None,
+        };
+        if let Some(check) = relay_wait(relay_check, target) {
+            // The relay's leftovers are due before anything else.
+            if let crate::OsWake::Completed = wait.os_wait_until(check) {
+                core.relay.wake(usize::MAX);
+                relay_check = None;
+            }
+            continue;
+        }
+        let Some(next) = next else { continue };
         // Interrupted (an earlier timer was armed, or the first one dropped):
         // plan again from the new queue.
         let now = match next {
@@ -393,10 +461,27 @@ pub(super) fn run_waiter() {
             }
             due
         };
+        // The previous firing's timers still in the relay first.
+        core.relay.wake(usize::MAX);
+        relay_check = None;
         // fired_at first, then the waker: a task that installs a new waker
         // and then sees fired_at == 0 is sure to be woken with it.
+        let mut relaying = 0;
+        let mut relayed = Vec::new();
         for shared in due {
+            if shared.relay.load(Ordering::Relaxed) {
+                relaying += 1;
+                if relays(relaying - 1) {
+                    relayed.push(shared);
+                    continue;
+                }
+            }
             shared.wake();
+        }
+        if !relayed.is_empty() {
+            core.lock().relayed += relayed.len() as u64;
+            core.relay.push(relayed);
+            relay_check = Some(now.saturating_add(super::RELAY_GRACE_NS));
         }
     }
 }
@@ -439,6 +524,7 @@ pub fn stats() -> WaiterStats {
         fired: q.fired,
         cancelled: q.cancelled,
         backlog: core.backlog.load(Ordering::Relaxed),
+        relayed: q.relayed,
         sleeps: core.sleeps.load(Ordering::Relaxed),
         capacity_per_s: cap.per_second(),
         cost_ns: cap.cost_ns(),

@@ -286,6 +286,8 @@ pub struct PreciseWait {
     pub(super) finish_spin_ns: u64,
     /// Coarse waits are the caller's ([`PreciseWait::set_caller_coarse`]).
     caller_coarse: bool,
+    /// Coarse timers woken through the relay ([`PreciseWait::set_relay`]).
+    relay: bool,
     /// The finish of a fired precise timer; `None` while no precise timer
     /// fired (or after a coarse one was armed).
     finish: Option<Finish>,
@@ -353,6 +355,7 @@ impl PreciseWait {
             armed_lead_ns: 0,
             finish_spin_ns: FINISH_SPIN_NS,
             caller_coarse: false,
+            relay: false,
             finish: None,
         }
     }
@@ -372,6 +375,20 @@ impl PreciseWait {
     /// event loop whose own timer is cheap degrades to exactly it.
     pub fn set_caller_coarse(&mut self, on: bool) {
         self.caller_coarse = on;
+    }
+
+    /// Takes part in the waiter's relay (default: off): this wait's coarse
+    /// timers may be woken by another relaying wait's poll rather than by
+    /// the waiter thread, and each of its polls wakes up to
+    /// [`RELAY_BATCH`](super::RELAY_BATCH) fired timers of the relay. For
+    /// executors where a wake from one of their own threads is cheaper than
+    /// one from outside (tokio: a push to the thread's own run queue). Such
+    /// a timer is woken no later than the waiter's next wake-up
+    /// [`RELAY_GRACE_NS`](super::RELAY_GRACE_NS) after its firing or
+    /// later, if no relaying poll woke it first. The caller's wakers must
+    /// tolerate being woken from inside another task's poll.
+    pub fn set_relay(&mut self, on: bool) {
+        self.relay = on;
     }
 
     /// The deadline.
@@ -404,6 +421,9 @@ impl PreciseWait {
     /// most the finishing spin ([`FINISH_SPIN_NS`] unless set otherwise) plus
     /// a few clock reads.
     pub fn poll(&mut self, latency: &WakeLatency, waker: &Waker) -> Progress {
+        if self.relay {
+            core().relay.wake(super::RELAY_BATCH);
+        }
         let start = crate::os::monotonic_ns();
         if let Some(f) = self.finish.as_mut() {
             f.charge_to(start);
@@ -538,6 +558,9 @@ impl PreciseWait {
             }
         }
         let shared = shared.unwrap_or_else(|| Shared::new(waker));
+        if !precise && self.relay {
+            shared.relay.store(true, Ordering::Relaxed);
+        }
         let timer = Timer::admitted(q, shared, self.deadline_ns, lead, precise, waker);
         self.armed_lead_ns = timer.lead_ns();
         self.timer = Some(timer);
