@@ -464,24 +464,25 @@ pub(super) fn run_waiter() {
         // The previous firing's timers still in the relay first.
         core.relay.wake(usize::MAX);
         relay_check = None;
-        // fired_at first, then the waker: a task that installs a new waker
-        // and then sees fired_at == 0 is sure to be woken with it.
+        // The relay's share of the batch goes to the relay before the
+        // waiter wakes anything: a task it wakes may be polled at once, on
+        // another CPU, and its poll is what wakes the relayed ones.
         let mut relaying = 0;
-        let mut relayed = Vec::new();
-        for shared in due {
-            if shared.relay.load(Ordering::Relaxed) {
+        let (relayed, direct): (Vec<_>, Vec<_>) = due.into_iter().partition(|shared| {
+            shared.relay.load(Ordering::Relaxed) && {
                 relaying += 1;
-                if relays(relaying - 1) {
-                    relayed.push(shared);
-                    continue;
-                }
+                relays(relaying - 1)
             }
-            shared.wake();
-        }
+        });
         if !relayed.is_empty() {
             core.lock().relayed += relayed.len() as u64;
             core.relay.push(relayed);
             relay_check = Some(now.saturating_add(super::RELAY_GRACE_NS));
+        }
+        // fired_at first, then the waker: a task that installs a new waker
+        // and then sees fired_at == 0 is sure to be woken with it.
+        for shared in direct {
+            shared.wake();
         }
     }
 }
