@@ -4,8 +4,8 @@
 //! (`spec/waiter.md`).
 
 use keeptime::waiter::{
-    finish_share, fires, learns_latency, next_step, plan, relay_wait, relays, Admission, Capacity,
-    Plan, Step, TimerState,
+    finish_share, fires, learns_latency, next_step, offers_finish, plan, relay_wait, relays,
+    Admission, Capacity, Plan, Step, TimerState,
 };
 use serde_json::Value;
 
@@ -262,5 +262,24 @@ fn relay_wait_comes_first_only_when_earlier() {
         let check = row["relay_check_ns"].as_u64();
         let plan_ns = row["plan_ns"].as_u64();
         assert_eq!(relay_wait(check, plan_ns), row["expect"].as_u64(), "{row}");
+    }
+}
+
+#[test]
+fn yields_and_long_spins_are_offered_unless_admitted() {
+    let v = vectors();
+    for row in rows(&v, "offers_finish") {
+        let step = match row["step"].as_str().expect("step") {
+            "yield" => Step::Yield,
+            "spin" => Step::Spin,
+            "wait" => Step::Wait,
+            "arm" => Step::Arm { lead_ns: 50_000 },
+            other => panic!("unknown step {other}"),
+        };
+        assert_eq!(
+            offers_finish(step, u(row, "remaining_ns"), b(row, "admitted")),
+            b(row, "expect"),
+            "{row}"
+        );
     }
 }

@@ -3,7 +3,9 @@
 //! waiter waits for ([`plan`]) and which wake-ups are latency samples
 //! ([`learns_latency`]).
 
-use super::{BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, MAX_LEAD_NS, RELAY_DIRECT};
+use super::{
+    BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, FINISH_SPIN_NS, MAX_LEAD_NS, RELAY_DIRECT,
+};
 
 /// Where a timer stands when its task is polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +81,30 @@ pub fn next_step(
         TimerState::Unarmed if remaining <= lead_ns => Step::Yield,
         _ => Step::Arm { lead_ns },
     }
+}
+
+/// Whether a poll's `step` is a precise finish that the poll offers to the
+/// admission before taking it (`spec/waiter.md`, *A poll*): a yield, or a
+/// spin longer than [`FINISH_SPIN_NS`] (`remaining_ns` to the deadline: an
+/// event loop's finishing spin, raised to its round trip), of a sleep whose
+/// precision was not `admitted` already (a precise timer armed or fired for
+/// it, or an admitted finish in progress). Not admitted, the poll arms a
+/// coarse timer instead.
+///
+/// ```
+/// use keeptime::waiter::{offers_finish, Step};
+/// assert!(offers_finish(Step::Yield, 100_000, false));
+/// assert!(offers_finish(Step::Spin, 30_000, false)); // a 30 µs spin
+/// assert!(!offers_finish(Step::Spin, 3_000, false)); // cheaper than arming
+/// assert!(!offers_finish(Step::Yield, 100_000, true));
+/// ```
+pub fn offers_finish(step: Step, remaining_ns: u64, admitted: bool) -> bool {
+    !admitted
+        && match step {
+            Step::Yield => true,
+            Step::Spin => remaining_ns > FINISH_SPIN_NS,
+            _ => false,
+        }
 }
 
 /// Whether the waiter fires a timer armed for `wake_ns` at its clock reading

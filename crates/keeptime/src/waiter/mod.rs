@@ -68,7 +68,8 @@ mod timer;
 
 pub use capacity::{finish_share, Admission, Capacity};
 pub use decide::{
-    fires, learns_latency, next_step, plan, relay_wait, relays, Plan, Step, TimerState,
+    fires, learns_latency, next_step, offers_finish, plan, relay_wait, relays, Plan, Step,
+    TimerState,
 };
 pub use latency::{WakeLatency, LEAD_SHARE_PPM};
 pub use queue::{behind, capacity, stats, WaiterStats};

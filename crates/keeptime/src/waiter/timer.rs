@@ -486,6 +486,10 @@ impl PreciseWait {
                     return Progress::Ready(now);
                 }
                 Step::Spin => {
+                    if let Some(coarse) = self.offer_finish(step, now, lead, start, latency, waker)
+                    {
+                        return coarse;
+                    }
                     self.timer = None;
                     let mut t = now;
                     while t < self.deadline_ns {
@@ -501,19 +505,11 @@ impl PreciseWait {
                     // Fired meanwhile: decide again.
                 }
                 Step::Yield => {
-                    self.timer = None;
-                    if self.finish.is_none() {
-                        // A finish without a fired precise timer (woken by
-                        // the caller's coarse wait, or first polled within
-                        // the lead) is a precise deadline too: offered to
-                        // its slot, and charged its finish if admitted.
-                        let mut q = core().lock();
-                        if !admit(&mut q, now, self.deadline_ns, lead, true) {
-                            return self.arm(q, None, false, 0, remaining, waker);
-                        }
-                        drop(q);
-                        self.finish = Some(Finish::begin(0, start, latency));
+                    if let Some(coarse) = self.offer_finish(step, now, lead, start, latency, waker)
+                    {
+                        return coarse;
                     }
+                    self.timer = None;
                     return Progress::Pending(step);
                 }
                 Step::Arm { lead_ns } => {
@@ -533,6 +529,36 @@ impl PreciseWait {
             }
             now = crate::os::monotonic_ns();
         }
+    }
+
+    /// A finish (`step`: a yield or a spin) without a precise timer fired
+    /// for it (woken by the caller's coarse wait, or first polled within the
+    /// lead or an event loop's spin) is a precise deadline too
+    /// ([`offers_finish`](super::offers_finish)): offered to its slot, and
+    /// charged its finish if admitted; not admitted, a coarse timer instead
+    /// (returned). `None`: go on with the finish.
+    fn offer_finish(
+        &mut self,
+        step: Step,
+        now: u64,
+        lead: u64,
+        start: u64,
+        latency: &WakeLatency,
+        waker: &Waker,
+    ) -> Option<Progress> {
+        let admitted = self.finish.is_some() || self.timer.as_ref().is_some_and(|t| t.is_precise());
+        let remaining = self.deadline_ns.saturating_sub(now);
+        if !super::offers_finish(step, remaining, admitted) {
+            return None;
+        }
+        self.timer = None;
+        let mut q = core().lock();
+        if !admit(&mut q, now, self.deadline_ns, lead, true) {
+            return Some(self.arm(q, None, false, 0, remaining, waker));
+        }
+        drop(q);
+        self.finish = Some(Finish::begin(0, start, latency));
+        None
     }
 
     /// Arms the timer the admission decided, under the queue's lock `q`
