@@ -86,17 +86,11 @@ impl Relay {
             return;
         }
         let mut list = self.timers.lock().unwrap_or_else(PoisonError::into_inner);
-        // A stack, the earliest fired on top: these under what is left of
-        // an earlier firing (the waiter wakes that before it fires again,
-        // so there is none but for a poll that raced it), in reverse order.
-        let earlier = std::mem::take(&mut *list);
-        list.extend(timers.into_iter().rev());
-        list.extend(earlier);
+        list.extend(timers);
         self.pending.store(true, Ordering::Release);
     }
 
-    /// Wakes at most `n` of the timers in the relay (all with `usize::MAX`),
-    /// the earliest fired first: all of them are past their deadlines.
+    /// Wakes at most `n` of the timers in the relay (all with `usize::MAX`).
     pub(super) fn wake(&self, n: usize) {
         if !self.is_pending() {
             return;
@@ -110,7 +104,7 @@ impl Relay {
             }
             batch
         };
-        for shared in batch.into_iter().rev() {
+        for shared in batch {
             shared.wake();
         }
     }
