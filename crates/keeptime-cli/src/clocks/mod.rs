@@ -67,7 +67,7 @@ impl AsyncWaiter {
     /// The report's line: capacity, cost and how it was measured.
     pub fn text(&self) -> String {
         format!(
-            "{} precise deadlines/s (one costs {}; from {} waits of {}; past it async sleeps end on the runtime's own timer)",
+            "{} precise deadlines/s (one costs {}; from {} waits of {} with a plain thread as the executor: a runtime slower to wake a task pays that too, and a program's own capacity() states its runtime's; past it async sleeps end on the runtime's own timer)",
             self.capacity_per_s,
             format::duration(self.cost_ns),
             self.probe_waits,
