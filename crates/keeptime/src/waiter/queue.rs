@@ -383,6 +383,10 @@ pub(super) fn run_waiter() {
         let next = {
             let mut q = core.lock();
             let next = loop {
+                if !core.relay.is_pending() {
+                    // Emptied by the tasks' polls: nothing to check.
+                    relay_check = None;
+                }
                 let p = q.precise.first_key_value().map(|(k, _)| k.0);
                 let c = q.coarse.first_key_value().map(|(k, _)| k.0);
                 let next = plan(p, c, last_coarse);
