@@ -39,7 +39,9 @@ the next step, with no lead, no yield and no spin, so it degrades to what
 that returns before the deadline (uvloop's clock is in whole milliseconds)
 hands the rest to the waiter's own coarse timer (one OS wake-up serves the
 sleeps of the next 250 µs, and a stream of them wakes the waiter at most
-once a millisecond), instead of another early wait.
+once a millisecond), instead of another early wait; a rest within the
+loop's round trip is spun only if admitted (a spin of at most 4 µs always
+is), so a loaded uvloop is not kept busy spinning its early returns away.
 
 Cancellation (``task.cancel()``, ``asyncio.timeout``, ``wait_for``) raises
 ``CancelledError`` at once and disarms the timer.
