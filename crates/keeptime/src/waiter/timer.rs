@@ -382,11 +382,12 @@ impl PreciseWait {
     /// the waiter thread, and each of its polls wakes up to
     /// [`RELAY_BATCH`](super::RELAY_BATCH) fired timers of the relay. For
     /// executors where a wake from one of their own threads is cheaper than
-    /// one from outside (tokio: a push to the thread's own run queue). Such
-    /// a timer is woken no later than the waiter's next wake-up
-    /// [`RELAY_GRACE_NS`](super::RELAY_GRACE_NS) after its firing or
-    /// later, if no relaying poll woke it first. The caller's wakers must
-    /// tolerate being woken from inside another task's poll.
+    /// one from outside (tokio: a push to the thread's own run queue). A
+    /// relayed timer that no relaying poll wakes is woken by the waiter,
+    /// before its next batch and at most
+    /// [`RELAY_GRACE_NS`](super::RELAY_GRACE_NS) after its firing. The
+    /// caller's wakers must tolerate being woken from inside another
+    /// task's poll.
     pub fn set_relay(&mut self, on: bool) {
         self.relay = on;
     }
