@@ -62,6 +62,8 @@ fn the_constants_are_the_specs() {
         ("SATURATION_SLOTS", SATURATION_SLOTS),
         ("TRICKLE_SHARE_PPM", TRICKLE_SHARE_PPM),
         ("RELAY_DIRECT", RELAY_DIRECT as u64),
+        ("RELAY_SMALL_BATCH", RELAY_SMALL_BATCH as u64),
+        ("RELAY_DIRECT_SMALL", RELAY_DIRECT_SMALL as u64),
         ("RELAY_BATCH", RELAY_BATCH as u64),
         ("RELAY_GRACE_NS", RELAY_GRACE_NS),
     ] {
@@ -251,7 +253,8 @@ fn relays_all_but_the_first_few() {
     let v = vectors();
     for row in rows(&v, "relays") {
         let k = usize::try_from(u(row, "k")).expect("k fits");
-        assert_eq!(relays(k), b(row, "expect"), "{row}");
+        let n = usize::try_from(u(row, "n")).expect("n fits");
+        assert_eq!(relays(k, n), b(row, "expect"), "{row}");
     }
 }
 

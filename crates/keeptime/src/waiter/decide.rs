@@ -5,6 +5,7 @@
 
 use super::{
     BATCH_NS, COARSE_PERIOD_NS, COARSE_SLACK_NS, FINISH_SPIN_NS, MAX_LEAD_NS, RELAY_DIRECT,
+    RELAY_DIRECT_SMALL, RELAY_SMALL_BATCH,
 };
 
 /// Where a timer stands when its task is polled.
@@ -167,17 +168,24 @@ pub enum Plan {
     Coarse(u64),
 }
 
-/// Whether the `k`-th coarse timer of a relaying wait in a batch (from 0, in
-/// firing order) goes to the relay rather than being woken by the waiter:
-/// all but the first [`RELAY_DIRECT`] (`spec/waiter.md`, *The relay*).
+/// Whether the `k`-th (from 0, in firing order) of a batch's `n` coarse
+/// timers of relaying waits goes to the relay rather than being woken by
+/// the waiter: all but the first [`RELAY_DIRECT`] of a batch of more than
+/// [`RELAY_SMALL_BATCH`], all but the first [`RELAY_DIRECT_SMALL`] of a
+/// smaller one (`spec/waiter.md`, *The relay*).
 ///
 /// ```
-/// use keeptime::waiter::{relays, RELAY_DIRECT};
-/// assert!(!relays(0));
-/// assert!(relays(RELAY_DIRECT));
+/// use keeptime::waiter::relays;
+/// assert!(!relays(0, 10) && relays(1, 10)); // a small batch: one direct wake
+/// assert!(!relays(3, 1_000) && relays(4, 1_000)); // a large one: four
 /// ```
-pub fn relays(k: usize) -> bool {
-    k >= RELAY_DIRECT
+pub fn relays(k: usize, n: usize) -> bool {
+    let direct = if n <= RELAY_SMALL_BATCH {
+        RELAY_DIRECT_SMALL
+    } else {
+        RELAY_DIRECT
+    };
+    k >= direct
 }
 
 /// The wake time of the waiter's wait for the relay instead of its plan:

@@ -42,7 +42,8 @@
 //!   polled, new timers are coarse too ([`next_step`]'s `behind`).
 //! * **The relay**: of a batch's coarse timers of relaying waits
 //!   ([`PreciseWait::set_relay`], `keeptime::tokio`'s), the waiter wakes the
-//!   first [`RELAY_DIRECT`] and leaves the rest in a list that every poll of
+//!   first [`RELAY_DIRECT`] (one, of a small batch) and leaves the rest in a
+//!   list that every poll of
 //!   a relaying wait draws [`RELAY_BATCH`] from, so most wakes come from an
 //!   executor thread (for tokio, a push to its own run queue) rather than
 //!   from the waiter thread; whatever is left is woken by the waiter within
@@ -91,11 +92,22 @@ pub const MAX_LEAD_NS: u64 = 200_000;
 pub const BATCH_NS: u64 = 4_000;
 
 /// Of the coarse timers of relaying waits ([`PreciseWait::set_relay`]) that
-/// one wake-up fires, the waiter wakes this many itself and hands the others
-/// to the relay: the tasks it woke wake them when polled, from an executor
-/// thread, where a wake is a push to the thread's own run queue instead of a
-/// push to a shared queue from outside.
+/// one wake-up fires, the waiter wakes this many itself when they are more
+/// than [`RELAY_SMALL_BATCH`] (else [`RELAY_DIRECT_SMALL`]) and hands the
+/// others to the relay: the tasks it woke wake them when polled, from an
+/// executor thread, where a wake is a push to the thread's own run queue
+/// instead of a push to a shared queue from outside ([`relays`]).
 pub const RELAY_DIRECT: usize = 4;
+
+/// A batch of at most this many relaying timers is a small one: the waiter
+/// wakes [`RELAY_DIRECT_SMALL`] of them itself, not [`RELAY_DIRECT`]. Each
+/// wake from outside may unpark an executor thread; one thread's polls
+/// serve a small batch.
+pub const RELAY_SMALL_BATCH: usize = 128;
+
+/// The waiter's own wakes of a small batch's relaying timers
+/// ([`RELAY_SMALL_BATCH`]).
+pub const RELAY_DIRECT_SMALL: usize = 1;
 
 /// A poll of a relaying wait wakes at most this many timers of the relay
 /// (a few µs of the executor thread), and each of them as many more when

@@ -471,11 +471,15 @@ pub(super) fn run_waiter() {
         // The relay's share of the batch goes to the relay before the
         // waiter wakes anything: a task it wakes may be polled at once, on
         // another CPU, and its poll is what wakes the relayed ones.
+        let n = due
+            .iter()
+            .filter(|s| s.relay.load(Ordering::Relaxed))
+            .count();
         let mut relaying = 0;
         let (relayed, direct): (Vec<_>, Vec<_>) = due.into_iter().partition(|shared| {
             shared.relay.load(Ordering::Relaxed) && {
                 relaying += 1;
-                relays(relaying - 1)
+                relays(relaying - 1, n)
             }
         });
         if !relayed.is_empty() {
