@@ -20,6 +20,14 @@ namespace Dev.KeepTime.Tests
             return Cells.Build(Methods.All(), Durations, Samples, 10, 1.0, warmup, 50000);
         }
 
+        /// <summary>Every method's cell at one duration, 100 µs (40 samples,
+        /// no warm-up): the fixture of the return and sleeper-account tests.</summary>
+        internal static List<Cell> OneDuration()
+        {
+            var samples = new Dictionary<long, int> { { 100000, 40 } };
+            return Cells.Build(Methods.All(), new long[] { 100000 }, samples, 10, 1.0, 0, 1);
+        }
+
         [Test]
         public void EveryCellHasAWaiterOfItsOwn()
         {

@@ -140,8 +140,7 @@ namespace Dev.KeepTime.Tests
         [Test]
         public void OnlyKeeptimesCellsHaveAnAccountAndItStartsAfreshOnReset()
         {
-            var samples = new Dictionary<long, int> { { 100000, 40 } };
-            var cells = Cells.Build(Methods.All(), new long[] { 100000 }, samples, 10, 1.0, 0, 1);
+            var cells = BenchCellsTests.OneDuration();
             try
             {
                 foreach (var c in cells)
