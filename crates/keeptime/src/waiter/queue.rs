@@ -437,7 +437,7 @@ pub(super) fn run_waiter() {
                 _ => continue,
             },
         };
-        let due = {
+        let (due, n) = {
             let mut q = core.lock();
             // `fires` holds for a prefix of each queue: split it off whole
             // (a burst's thousand timers at once, not one by one while the
@@ -457,13 +457,17 @@ pub(super) fn run_waiter() {
             }
             // Marked fired under the lock: a timer dropped from here on (it
             // is no longer in the queue) sees that it fired and leaves the
-            // backlog itself.
+            // backlog itself. Counted meanwhile: the coarse timers of
+            // relaying waits, `n`, and those of them that go to the relay.
+            let mut n = 0;
             for (i, shared) in due.iter().enumerate() {
                 shared.fire_cost_ns.store(fire_cost_ns, Ordering::Relaxed);
                 shared.learn.store(i == 0 && learns, Ordering::Relaxed);
                 shared.fired_at.store(now.max(1), Ordering::SeqCst);
+                n += usize::from(shared.relay.load(Ordering::Relaxed));
             }
-            due
+            q.relayed += (0..n).filter(|&k| relays(k, n)).count() as u64;
+            (due, n)
         };
         // The previous firing's timers still in the relay first.
         core.relay.wake(usize::MAX);
@@ -471,10 +475,6 @@ pub(super) fn run_waiter() {
         // The relay's share of the batch goes to the relay before the
         // waiter wakes anything: a task it wakes may be polled at once, on
         // another CPU, and its poll is what wakes the relayed ones.
-        let n = due
-            .iter()
-            .filter(|s| s.relay.load(Ordering::Relaxed))
-            .count();
         let mut relaying = 0;
         let (relayed, direct): (Vec<_>, Vec<_>) = due.into_iter().partition(|shared| {
             shared.relay.load(Ordering::Relaxed) && {
@@ -483,7 +483,6 @@ pub(super) fn run_waiter() {
             }
         });
         if !relayed.is_empty() {
-            core.lock().relayed += relayed.len() as u64;
             core.relay.push(relayed);
             relay_check = Some(now.saturating_add(super::RELAY_GRACE_NS));
         }
