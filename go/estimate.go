@@ -548,9 +548,16 @@ func (e *estimator) margin(b int, sharePpm uint64) uint64 {
 	// bucket's largest sample is no better evidence of the rare tail.
 	// min(share, 10^6) · 2 is min(2 · share, 10^6) once places clamps it.
 	halfGrown := e.places(v.n, min(sharePpm, ppm)*2)
+	// Only up to the nearest longer bucket that knows its tail: longer
+	// waits wake no earlier, so its established tail is the most this view
+	// can need, and a younger bucket beyond it would raise it past that on
+	// a few largest samples.
 	for l := b + 1; l < buckets; l++ {
 		if e.isLive(l) && (!halfGrown || e.places(uint64(e.buckets[l].len), sharePpm)) {
 			own = max(own, e.bound(l, sharePpm))
+		}
+		if e.isLive(l) && e.places(uint64(e.buckets[l].len), sharePpm) {
+			break
 		}
 	}
 	// Nor earlier than the nearest shorter wait that knows its tail (places

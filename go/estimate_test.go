@@ -379,6 +379,10 @@ func specMargin(e *estimator, b int, p uint64) uint64 {
 		if e.isLive(l) && (!halfGrown || (scanOf(e, l).n+1)*min(p, ppm) >= ppm) {
 			m = max(m, specBound(e, l, p))
 		}
+		// Up to the nearest longer bucket established at p on its own.
+		if e.isLive(l) && (scanOf(e, l).n+1)*min(p, ppm) >= ppm {
+			break
+		}
 	}
 	// Nor below the nearest shorter bucket established at p on its own.
 	for l := b - 1; l >= 0; l-- {

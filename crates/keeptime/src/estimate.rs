@@ -522,8 +522,15 @@ impl MarginEstimator {
         // no better evidence of the rare tail than this view's own. And a
         // longer bucket too young for the share bounds it through its pool
         // with the nearest shorter bucket that knows its tail (`bound`).
+        // Only up to the nearest longer bucket that knows its tail: longer
+        // waits wake no earlier, so that bucket's established tail is the
+        // most this view can need, and a younger bucket beyond it would
+        // raise it past that on a few largest samples.
         let half_grown = self.places(v.n, share_ppm.saturating_mul(2));
-        let longer = (b + 1..BUCKETS)
+        let last = self
+            .nearest_known_above(b, share_ppm)
+            .unwrap_or(BUCKETS - 1);
+        let longer = (b + 1..=last)
             .filter(|&l| {
                 self.is_live(l)
                     && (!half_grown || self.places(self.buckets[l].len as u64, share_ppm))
@@ -546,6 +553,13 @@ impl MarginEstimator {
     fn nearest_known_below(&self, b: usize, lowest: usize, share_ppm: u64) -> Option<usize> {
         (lowest..b)
             .rev()
+            .find(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
+    }
+
+    /// The smallest live bucket above `b` that places `share_ppm` on its
+    /// own samples (knows its tail at that share), if any.
+    fn nearest_known_above(&self, b: usize, share_ppm: u64) -> Option<usize> {
+        (b + 1..BUCKETS)
             .find(|&l| self.is_live(l) && self.places(self.buckets[l].len as u64, share_ppm))
     }
 
@@ -943,6 +957,10 @@ mod tests {
         for l in b + 1..BUCKETS {
             if e.is_live(l) && (!half_grown || places(e.buckets[l].len as u64, p)) {
                 m = m.max(scan_of(e, &[l]).quantile(p));
+            }
+            // Up to the nearest longer bucket that knows its tail.
+            if e.is_live(l) && places(e.buckets[l].len as u64, p) {
+                break;
             }
         }
         if let Some(l) = (0..b)

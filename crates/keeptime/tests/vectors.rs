@@ -388,15 +388,18 @@ fn estimator_scenarios() -> Vec<Value> {
         ],
     ));
     // 10. Young buckets: the 50 µs bucket has 20 samples (too few to set one
-    //     aside at 0.5 %), so its margin is never below the 1 ms bucket's;
-    //     exploring takes the split with the youngest short bucket anyway.
+    //     aside at 0.5 %), and the 190 µs bucket's 150 know their tail at
+    //     1 % but not at 0.5 %: at 0.5 % (a split's short wait) the 50 µs
+    //     bucket's margin is never below the 1 ms bucket's, and exploring
+    //     takes the split with the youngest short bucket anyway; at 1 % the
+    //     190 µs bucket stands between them and bounds it alone.
     cases.push(run_estimator_case(
         "young_buckets_and_exploration",
         &[
             Begin,
             ObserveEach(900 * us, spread(300, 20_000, 10_000, 20, 60_000)),
             ObserveEach(45 * us, vec![3_000; 20]),
-            ObserveEach(190 * us, spread(250, 4_000, 2_000, 0, 0)),
+            ObserveEach(190 * us, spread(150, 4_000, 2_000, 0, 0)),
             ObserveCost(900 * us, 3_000),
             ObserveCost(45 * us, 2_000),
             Check,
@@ -430,7 +433,9 @@ fn estimator_scenarios() -> Vec<Value> {
         ],
     ));
     // 12. Exploring is bounded in CPU: while the 10 ms bucket's two 400 µs
-    //     outliers stand for the young short bucket's tail at 0.5 %, every
+    //     outliers stand for the young short bucket's tail at 0.5 % (the
+    //     150 waits of 2.4 ms know their tail at 1 %, not at 0.5 %, so they
+    //     do not stand between them at that share), every
     //     two-wait plan at 2.5 ms costs more than 2.5 ms / 16 = 156 µs above
     //     the one-wait plan, and the exploring step takes the one-wait plan. Once 600 more 10 ms
     //     waits set them aside, the cautious margin is ~35 µs and the
@@ -439,7 +444,7 @@ fn estimator_scenarios() -> Vec<Value> {
         "exploration_cost_cap",
         &[
             Begin,
-            ObserveEach(2_400 * us, spread(300, 20_000, 40_000, 0, 0)),
+            ObserveEach(2_400 * us, spread(150, 20_000, 40_000, 0, 0)),
             ObserveEach(9 * ms, spread(100, 30_000, 5_000, 50, 400_000)),
             ObserveEach(100 * us, vec![3_000; 10]),
             ObserveCost(2_400 * us, 3_000),
@@ -557,20 +562,42 @@ fn estimator_scenarios() -> Vec<Value> {
     //     with the nearest shorter bucket that knows its tail: 300 waits of
     //     1 ms (bucket 6, every 50th 120-150 µs late) place the 5 % and 1 %
     //     shares; 40 waits of 2.5 ms (bucket 8) hold one stall of about
-    //     1.7 ms, too young for 1 %; five waits of 400 µs (bucket 5) about
-    //     25 µs late. At 1 % bucket 5 answers the pool of buckets 8 and 6
+    //     1.7 ms, too young for 1 %; five waits of 1.5 ms (bucket 7) about
+    //     25 µs late. At 1 % bucket 7 answers the pool of buckets 8 and 6
     //     (its third largest of 340, a 1 ms wait's tail), not the stall;
-    //     bucket 8 itself still answers its own largest, the stall.
+    //     bucket 8 itself still answers its own largest, the stall; and the
+    //     buckets below 6 answer bucket 6's own tail (it stands between).
     cases.push(run_estimator_case(
         "a_young_longer_bucket_bounds_through_the_shorter_pool",
         &[
             Begin,
             ObserveEach(ms, spread(300, 25_000, 10_000, 50, 120_000)),
             ObserveEach(2_500 * us, spread(40, 25_000, 5_000, 40, 1_400_000)),
-            ObserveEach(400 * us, spread(5, 25_000, 5_000, 0, 0)),
+            ObserveEach(1_500 * us, spread(5, 25_000, 5_000, 0, 0)),
             Check,
             PlanExact(2_500 * us, 10_000, 0),
-            PlanExact(400 * us, 10_000, 0),
+            PlanExact(1_600 * us, 10_000, 0),
+        ],
+    ));
+    // 19. A young view is bounded only up to the nearest longer bucket that
+    //     knows its tail: 120 waits of 6 ms (bucket 9, 25-35 µs late) place
+    //     the 5 % and 1 % shares on their own; five waits of 12 ms (bucket
+    //     10) hold one stall of about 1.2 ms; 20 waits of 1.5 ms (bucket 7,
+    //     25-35 µs late) are young at 1 %. At 1 % bucket 7 answers bucket
+    //     9's tail (or its own with headroom), not bucket 10's stall: bucket
+    //     9 stands between them. At 0.1 % bucket 9 does not know its tail,
+    //     so the stall bounds bucket 7 as before. A 1.6 ms sleep at 1 % then
+    //     takes one wait that margin early.
+    cases.push(run_estimator_case(
+        "a_young_view_is_bounded_up_to_the_nearest_longer_known",
+        &[
+            Begin,
+            ObserveEach(6 * ms, spread(120, 25_000, 10_000, 0, 0)),
+            ObserveEach(12 * ms, spread(5, 25_000, 10_000, 5, 1_200_000)),
+            ObserveEach(1_500 * us, spread(20, 25_000, 10_000, 0, 0)),
+            Check,
+            PlanExact(1_600 * us, 10_000, 0),
+            PlanExact(10 * ms, 10_000, 0),
         ],
     ));
     cases

@@ -523,9 +523,16 @@ public final class MarginEstimator {
         // rare tail. min(share, PPM) · 2 is min(2 · share, PPM) once places
         // clamps it.
         boolean halfGrown = places(v.n, U64.min(sharePpm, PPM) * 2);
+        // Only up to the nearest longer bucket that knows its tail: longer
+        // waits wake no earlier, so its established tail is the most this
+        // view can need, and a younger bucket beyond it would raise it past
+        // that on a few largest samples.
         for (int l = b + 1; l < BUCKETS; l++) {
             if (isLive(l) && (!halfGrown || places(len[l], sharePpm))) {
                 own = U64.max(own, bound(l, sharePpm));
+            }
+            if (isLive(l) && places(len[l], sharePpm)) {
+                break;
             }
         }
         // Nor earlier than the nearest shorter wait that knows its tail

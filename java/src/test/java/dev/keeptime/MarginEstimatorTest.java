@@ -283,6 +283,10 @@ class MarginEstimatorTest {
                                 }
                                 want = U64.max(want, bound);
                             }
+                            // Up to the nearest longer bucket established at p on its own.
+                            if (len[l] > 0 && refPlaces(len[l], p)) {
+                                break;
+                            }
                         }
                         // Nor below the nearest shorter bucket established at p on its own.
                         for (int l = b - 1; l >= 0; l--) {
