@@ -12,9 +12,13 @@ is installed), alone and under load, in one run, methods interleaved:
   ``start + phase + k·1 ms``, phases spread over the period) for 2 s × scale,
   in two rounds of half that per method (the loop's timer, keeptime,
   keeptime, the loop's timer);
-* *crowd*: 1,000 tasks, each sleeping 10 ms six times, deadlines spread over
-  one period, in two rounds of three per method, taking turns as the ticks
-  do.
+* *crowd*: 1,000 tasks, each sleeping 10 ms 24 times, deadlines spread over
+  one period, in eight rounds of three per method, taking turns as the
+  ticks do (A B B A, four times). A round lasts about 40 ms, and how its
+  tasks, which set each deadline from their last wake-up, fall into step
+  with the loop's millisecond wake-ups moves its p50 by hundreds of µs from
+  one round to the next, whichever the method: the row pools enough rounds
+  to measure the method rather than one round.
 
 One sample's error is the task's own first ``time.monotonic_ns()`` reading
 after its ``await`` returns − the deadline; a reading before the deadline is
@@ -47,6 +51,8 @@ ROUNDS = 4
 BURST_GAP_NS = 5_000
 TICK_PERIOD_NS = 1_000_000
 TICK_TASKS = (10, 100, 1000)
+#: The crowd's rounds per method: twice this (module docs, *crowd*).
+CROWD_PAIRS = 4
 #: Targets: single-sleep p50 of keeptime.asyncio.sleep; load p50 up to the capacity.
 SINGLE_P50_NS = 5_000
 LOAD_P50_NS = 20_000
@@ -294,15 +300,16 @@ def _verdict(label: str, rate: int, t: Summary, k: Summary) -> Verdict:
     )
 
 
-def _interleaved(round_of: Callable[[SleepUntil], Cell]) -> List[Summary]:
-    """Two rounds of a load row, ``round_of(until)`` for each method of
-    ``SLEEPS`` in turn, the second round in the opposite order (A B B A), so
-    that a drift of the machine within the row hits both alike; each method's
-    rounds pooled."""
+def _interleaved(round_of: Callable[[SleepUntil], Cell], pairs: int = 1) -> List[Summary]:
+    """``2 · pairs`` rounds of a load row, ``round_of(until)`` for each method
+    of ``SLEEPS`` in turn, every second round in the opposite order (A B B A,
+    ``pairs`` times), so that a drift of the machine within the row hits both
+    alike; each method's rounds pooled."""
     cells = [Cell() for _ in SLEEPS]
-    for order in ((0, 1), (1, 0)):
-        for i in order:
-            cells[i].add(round_of(SLEEPS[i][1]))
+    for _ in range(pairs):
+        for order in ((0, 1), (1, 0)):
+            for i in order:
+                cells[i].add(round_of(SLEEPS[i][1]))
     return [summarize(c) for c in cells]
 
 
@@ -367,12 +374,12 @@ def _run(lps: List[Tuple[str, asyncio.AbstractEventLoop]], scale: float, emit: C
     d = 10_000_000
     per_round = max(2, int(3 * scale))
     emit(
-        f"\n## crowd: 1,000 tasks, each sleeping {_format.duration(d)} {2 * per_round} times "
-        f"(deadlines spread over one period; two rounds of {per_round} per method, taking turns)\n\n"
+        f"\n## crowd: 1,000 tasks, each sleeping {_format.duration(d)} {2 * CROWD_PAIRS * per_round} times "
+        f"(deadlines spread over one period; {2 * CROWD_PAIRS} rounds of {per_round} per method, taking turns)\n\n"
     )
     emit(_head(("loop",)))
     for name, loop in lps:
-        sums = _interleaved(functools.partial(_crowd, loop, d=d, per_task=per_round))
+        sums = _interleaved(functools.partial(_crowd, loop, d=d, per_task=per_round), CROWD_PAIRS)
         for (label, _), s in zip(SLEEPS, sums):
             emit(_row((name,), label, s))
         verdicts.append(_verdict(f"{name} crowd", 1000 * 1_000_000_000 // d, sums[0], sums[1]))

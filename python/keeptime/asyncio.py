@@ -60,10 +60,12 @@ few-µs spin; ``python -m keeptime bench-async`` measures it.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
 import types
 import weakref
-from typing import Dict, Generator, Optional, TypeVar, overload
+from typing import Dict, Generator, List, Optional, Tuple, TypeVar, overload
 
 from keeptime import _keeptime
 from keeptime._keeptime import Tick, Ticker
@@ -75,14 +77,42 @@ _T = TypeVar("_T")
 _DONE, _YIELD, _WAIT, _COARSE = 0, 1, 2, 3
 
 
-class _LoopTimers:
-    """One loop's wake-up channel and the futures its sleeps await."""
+#: A loop timer that fires more than this before its time marks a loop whose
+#: own timer returns early (uvloop's clock is in whole milliseconds).
+_EARLY_NS = 1_000
 
-    __slots__ = ("signal", "futures", "__weakref__")
+#: Tie-breaker of coarse sleeps to one deadline (never compares futures).
+_SEQ = itertools.count()
+
+
+class _LoopTimers:
+    """One loop's wake-up channel, the futures its sleeps await, and its
+    coarse sleeps.
+
+    The coarse sleeps share one loop timer, armed at the earliest of their
+    deadlines (a heap of ``(deadline, seq, future)``), instead of a timer
+    handle each: pushing a tuple of integers onto a heap costs a loaded loop
+    less than a ``TimerHandle`` on the loop's own heap, whose comparisons are
+    Python calls, and the loop wakes for them as it would for their own
+    timers (``docs/async.md``, *asyncio's coarse sleeps share one loop
+    timer*). That is for asyncio's own loops (``asyncio.BaseEventLoop``),
+    whose timer never fires early. On any other loop (uvloop, whose timer
+    fires up to a millisecond early), and on one seen to fire early, each
+    coarse sleep takes a timer of its own, whose early return hands the rest
+    to the waiter (``_coarse``)."""
+
+    __slots__ = ("signal", "futures", "coarse", "coarse_at", "coarse_handle", "early", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.signal = _keeptime._LoopSignal()
         self.futures: Dict[int, asyncio.Future[None]] = {}
+        self.coarse: List[Tuple[int, int, asyncio.Future[None]]] = []
+        #: The deadline the loop timer (``coarse_handle``) is armed for.
+        self.coarse_at = 0
+        self.coarse_handle: Optional[asyncio.TimerHandle] = None
+        #: Each coarse sleep takes a loop timer of its own: the loop is not
+        #: one of asyncio's own, or its timer was seen to fire early.
+        self.early = not isinstance(loop, asyncio.BaseEventLoop)
         loop.add_reader(self.signal.fileno(), self._fired)
 
     def _fired(self) -> None:
@@ -91,14 +121,58 @@ class _LoopTimers:
             if fut is not None and not fut.done():
                 fut.set_result(None)
 
+    def add_coarse(self, loop: asyncio.AbstractEventLoop, deadline_ns: int, fut: "asyncio.Future[None]") -> None:
+        """Resolves ``fut`` once the loop's timer reaches ``deadline_ns``."""
+        heapq.heappush(self.coarse, (deadline_ns, next(_SEQ), fut))
+        if self.coarse_handle is None or deadline_ns < self.coarse_at:
+            if self.coarse_handle is not None:
+                self.coarse_handle.cancel()
+            self._arm(loop, deadline_ns)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadline_ns: int) -> None:
+        self.coarse_at = deadline_ns
+        self.coarse_handle = loop.call_later(
+            max(deadline_ns - _mono(), 0) / 1e9, self._fire_coarse, loop
+        )
+
+    def _fire_coarse(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop timer: resolves every coarse sleep due by its time (as
+        the loop would have fired their own timers; a sleep that finds its
+        deadline not reached goes on with the waiter), then arms for the
+        next. Cancelled sleeps leave the heap when they reach its top."""
+        self.coarse_handle = None
+        now = _mono()
+        if now + _EARLY_NS < self.coarse_at:
+            self.early = True
+        due = max(now, self.coarse_at)
+        heap = self.coarse
+        while heap and heap[0][0] <= due:
+            fut = heapq.heappop(heap)[2]
+            if not fut.done():
+                fut.set_result(None)
+        while heap and heap[0][2].done():
+            heapq.heappop(heap)
+        if heap:
+            self._arm(loop, heap[0][0])
+
 
 _TIMERS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopTimers]" = weakref.WeakKeyDictionary()
 
+#: The loop asked for last and its timers, one tuple (assigned at once, so a
+#: thread running another loop never pairs one's loop with the other's
+#: timers): most programs run one loop, and this spares the weak dictionary.
+_LAST: "Optional[Tuple[weakref.ref[asyncio.AbstractEventLoop], _LoopTimers]]" = None
+
 
 def _timers_of(loop: asyncio.AbstractEventLoop) -> _LoopTimers:
+    global _LAST
+    last = _LAST
+    if last is not None and last[0]() is loop:
+        return last[1]
     timers = _TIMERS.get(loop)
     if timers is None:
         timers = _TIMERS[loop] = _LoopTimers(loop)
+    _LAST = (weakref.ref(loop), timers)
     return timers
 
 
@@ -112,10 +186,12 @@ _mono = time.monotonic_ns
 
 
 async def _coarse(loop: asyncio.AbstractEventLoop, deadline_ns: int) -> None:
-    """A coarse wait: the loop's own timer until the deadline, as
-    ``asyncio.sleep`` waits (its steps written out: one coroutine less per
-    sleep). On uvloop, whose clock is in whole milliseconds, it may return
-    before the deadline: the caller hands the rest to the waiter."""
+    """A coarse wait on a loop whose timer fires early (uvloop, whose clock
+    is in whole milliseconds): a loop timer of its own until the deadline,
+    as ``asyncio.sleep`` waits (its steps written out: one coroutine less
+    per sleep). It may return before the deadline: the caller hands the
+    rest to the waiter. On other loops a coarse sleep shares the loop's
+    one coarse timer (``_LoopTimers.add_coarse``)."""
     fut: asyncio.Future[None] = loop.create_future()
     handle = loop.call_later(max(deadline_ns - _mono(), 0) / 1e9, _set_result, fut)
     try:
@@ -163,7 +239,12 @@ async def sleep_until_ns(deadline_ns: int) -> int:
     step = wait.step()
     while step:
         if step == _COARSE:
-            await _coarse(loop, deadline_ns)
+            if timers.early:
+                await _coarse(loop, deadline_ns)
+            else:
+                fut = loop.create_future()
+                timers.add_coarse(loop, deadline_ns, fut)
+                await fut
             now = _mono()
             if now >= deadline_ns:
                 return now
@@ -199,7 +280,12 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     step = wait.step()
     while step:
         if step == _COARSE:
-            await _coarse(loop, deadline)
+            if timers.early:
+                await _coarse(loop, deadline)
+            else:
+                fut = loop.create_future()
+                timers.add_coarse(loop, deadline, fut)
+                await fut
             if _mono() >= deadline:
                 return result
             wait.waiter_coarse()

@@ -99,7 +99,11 @@ def test_a_thousand_concurrent_sleeps_finish_never_early(new_loop):
     async def main():
         start = time.monotonic_ns()
         deadlines = [start + 1_000_000 + (i * 20_011) % 20_000_000 for i in range(1000)]
-        return await asyncio.gather(*(one(d) for d in deadlines))
+        results = await asyncio.gather(*(one(d) for d in deadlines))
+        # The loop's shared coarse timer has served every coarse sleep.
+        timers = kta._timers_of(asyncio.get_running_loop())
+        assert timers.coarse == [] and timers.coarse_handle is None
+        return results
 
     results = run(new_loop, main())
     assert len(results) == 1000 and all(results)
@@ -299,3 +303,81 @@ def test_an_early_loop_timer_hands_the_rest_to_the_waiter():
     for s in sleeps:
         s.cancel()
     assert kta._waiter_state()[0] == 0
+
+
+def test_coarse_sleeps_share_one_loop_timer(monkeypatch):
+    """On asyncio's own loop the coarse sleeps share one loop timer, armed at
+    the earliest deadline: it resolves every sleep due by its time, drops the
+    cancelled ones, arms for the next, and a timer that fires early marks the
+    loop (its coarse sleeps then take a timer each). A fake clock and a
+    recording ``call_later``: decisions only."""
+    now = [1_000_000]
+    monkeypatch.setattr(kta, "_mono", lambda: now[0])
+
+    class Handle:
+        def __init__(self, delay, callback, args):
+            self.delay, self.callback, self.args, self.cancelled = delay, callback, args, False
+
+        def cancel(self):
+            self.cancelled = True
+
+        def fire(self):
+            assert not self.cancelled
+            self.callback(*self.args)
+
+    loop = asyncio.new_event_loop()
+    handles = []
+
+    def call_later(delay, callback, *args):
+        handles.append(Handle(delay, callback, args))
+        return handles[-1]
+
+    monkeypatch.setattr(loop, "call_later", call_later)
+    try:
+        timers = kta._LoopTimers(loop)
+        assert not timers.early
+        fut = {d: loop.create_future() for d in (1_005_000, 1_003_000, 1_009_000)}
+        twin = loop.create_future()
+        for d, f in fut.items():
+            timers.add_coarse(loop, d, f)
+        timers.add_coarse(loop, 1_003_000, twin)
+        # Armed for 5 µs ahead, then again for the earlier deadline: one live timer.
+        assert [h.cancelled for h in handles] == [True, False]
+        assert timers.coarse_handle is handles[1] and handles[1].delay == 3_000 / 1e9
+        # At 1.003 ms both sleeps of that deadline are due, the others not.
+        now[0] = 1_003_000
+        handles[1].fire()
+        assert fut[1_003_000].result() is None and twin.result() is None
+        assert not fut[1_005_000].done() and not fut[1_009_000].done()
+        assert timers.coarse_handle is handles[2] and handles[2].delay == 2_000 / 1e9
+        # A cancelled sleep resolves nothing and leaves the heap at the top.
+        fut[1_005_000].cancel()
+        now[0] = 1_005_400
+        handles[2].fire()
+        assert not fut[1_009_000].done() and len(timers.coarse) == 1
+        assert timers.coarse_handle is handles[3] and handles[3].delay == 3_600 / 1e9
+        assert not timers.early
+        # Fired 2 µs early: the loop is marked; the sleep is resolved (it
+        # finds its deadline not reached and goes on with the waiter).
+        now[0] = 1_007_000
+        handles[3].fire()
+        assert timers.early and fut[1_009_000].done()
+        assert timers.coarse == [] and timers.coarse_handle is None and len(handles) == 4
+        # Late: every sleep due by the clock is resolved in one firing.
+        late = [loop.create_future() for _ in range(3)]
+        for i, f in enumerate(late):
+            timers.add_coarse(loop, 1_010_000 + i * 1_000, f)
+        now[0] = 1_011_500
+        handles[4].fire()
+        assert [f.done() for f in late] == [True, True, False]
+        assert timers.coarse_handle is handles[5] and handles[5].delay == 500 / 1e9
+    finally:
+        loop.close()
+
+
+def test_a_loop_not_asyncio_s_own_gives_coarse_sleeps_a_timer_each():
+    class Loop(asyncio.AbstractEventLoop):
+        def add_reader(self, fd, callback, *args):
+            pass
+
+    assert kta._LoopTimers(Loop()).early
