@@ -84,6 +84,11 @@ _EARLY_NS = 1_000
 #: Tie-breaker of coarse sleeps to one deadline (never compares futures).
 _SEQ = itertools.count()
 
+#: Cancelled coarse sleeps wait in the heap until they reach its top; past
+#: this many, and half the heap, it is rebuilt without them (as asyncio
+#: rebuilds its own timer heap).
+_CANCELLED_REBUILD = 100
+
 
 class _LoopTimers:
     """One loop's wake-up channel, the futures its sleeps await, and its
@@ -101,7 +106,7 @@ class _LoopTimers:
     coarse sleep takes a timer of its own, whose early return hands the rest
     to the waiter (``_coarse``)."""
 
-    __slots__ = ("signal", "futures", "coarse", "coarse_at", "coarse_handle", "early", "__weakref__")
+    __slots__ = ("signal", "futures", "coarse", "coarse_at", "coarse_handle", "cancelled", "early", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.signal = _keeptime._LoopSignal()
@@ -110,6 +115,8 @@ class _LoopTimers:
         #: The deadline the loop timer (``coarse_handle``) is armed for.
         self.coarse_at = 0
         self.coarse_handle: Optional[asyncio.TimerHandle] = None
+        #: Cancelled sleeps still in the heap.
+        self.cancelled = 0
         #: Each coarse sleep takes a loop timer of its own: the loop is not
         #: one of asyncio's own, or its timer was seen to fire early.
         self.early = not isinstance(loop, asyncio.BaseEventLoop)
@@ -128,6 +135,15 @@ class _LoopTimers:
             if self.coarse_handle is not None:
                 self.coarse_handle.cancel()
             self._arm(loop, deadline_ns)
+
+    def coarse_cancelled(self) -> None:
+        """A coarse sleep was cancelled: its entry stays in the heap until it
+        reaches the top, or until the cancelled ones are many."""
+        self.cancelled += 1
+        if self.cancelled > _CANCELLED_REBUILD and 2 * self.cancelled > len(self.coarse):
+            self.coarse = [e for e in self.coarse if not e[2].done()]
+            heapq.heapify(self.coarse)
+            self.cancelled = 0
 
     def _arm(self, loop: asyncio.AbstractEventLoop, deadline_ns: int) -> None:
         self.coarse_at = deadline_ns
@@ -148,10 +164,13 @@ class _LoopTimers:
         heap = self.coarse
         while heap and heap[0][0] <= due:
             fut = heapq.heappop(heap)[2]
-            if not fut.done():
+            if fut.done():
+                self.cancelled = max(self.cancelled - 1, 0)
+            else:
                 fut.set_result(None)
         while heap and heap[0][2].done():
             heapq.heappop(heap)
+            self.cancelled = max(self.cancelled - 1, 0)
         if heap:
             self._arm(loop, heap[0][0])
 
@@ -244,7 +263,11 @@ async def sleep_until_ns(deadline_ns: int) -> int:
             else:
                 fut = loop.create_future()
                 timers.add_coarse(loop, deadline_ns, fut)
-                await fut
+                try:
+                    await fut
+                except BaseException:
+                    timers.coarse_cancelled()
+                    raise
             now = _mono()
             if now >= deadline_ns:
                 return now
@@ -285,7 +308,11 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
             else:
                 fut = loop.create_future()
                 timers.add_coarse(loop, deadline, fut)
-                await fut
+                try:
+                    await fut
+                except BaseException:
+                    timers.coarse_cancelled()
+                    raise
             if _mono() >= deadline:
                 return result
             wait.waiter_coarse()

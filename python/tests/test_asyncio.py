@@ -381,3 +381,25 @@ def test_a_loop_not_asyncio_s_own_gives_coarse_sleeps_a_timer_each():
             pass
 
     assert kta._LoopTimers(Loop()).early
+
+
+def test_cancelled_coarse_sleeps_do_not_pile_up():
+    """Far coarse sleeps cancelled in numbers leave the shared timer's heap
+    once they are more than 100 and half of it, not at their deadlines an
+    hour later. Sleeps to one deadline fill its slot's precise places (at
+    most 250 a 1 ms slot at any capacity); the others are coarse."""
+
+    async def main():
+        timers = kta._timers_of(asyncio.get_running_loop())
+        deadline = time.monotonic_ns() + 3_600_000_000_000
+        for _ in range(3):
+            tasks = [asyncio.ensure_future(kta.sleep_until_ns(deadline)) for _ in range(600)]
+            await asyncio.sleep(0)
+            assert len(timers.coarse) >= 300
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            assert len(timers.coarse) <= 2 * kta._CANCELLED_REBUILD + 2
+            assert kta._waiter_state()[0] == 0
+
+    run(asyncio.new_event_loop, main())
