@@ -22,9 +22,9 @@ import "math/bits"
 //     a further wake-up lands above it with chance k / (n + 1) <= share.
 //     Samples too few to place a margin at that share ((n + 1) · share < 1)
 //     are not trusted to wake earlier than any longer wait: their margin is
-//     at least every live longer bucket's at the same share (once they are
-//     half what the share needs, every live longer bucket's that is
-//     established at it); a longer bucket itself too young for the share
+//     at least every live longer bucket's at the same share, up to the
+//     nearest one established at it (once they are half what the share
+//     needs, that nearest established one's); a longer bucket itself too young for the share
 //     answers with its samples pooled with those of the nearest shorter
 //     bucket, at most two shorter, that places it (bound).
 //   - A short bucket (up to poolMaxBucket, waits below 524 µs) too young for

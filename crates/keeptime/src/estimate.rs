@@ -488,11 +488,12 @@ impl MarginEstimator {
     /// quantile. Samples too few for the share (`k = 0`) answer their largest
     /// plus half of it ([`YOUNG_HEADROOM_DIV`]: the next wake-up lands above
     /// the largest of `n` with chance `1 / (n + 1)`, more than the share),
-    /// and at least the same quantile of every live longer bucket (once they
-    /// are half what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of every
-    /// live longer bucket established at the share on its own; a longer
-    /// bucket too young for the share counts with its samples pooled with
-    /// the nearest shorter one, at most two shorter, that places it), and
+    /// and at least the same quantile of every live longer bucket up to the
+    /// nearest one established at the share on its own (once they are half
+    /// what the share needs, `(n + 1) · 2 · share ≥ 10^6`, of that nearest
+    /// established one only; a longer bucket too young for the share counts
+    /// with its samples pooled with the nearest shorter one, at most two
+    /// shorter, that places it), and
     /// of the nearest live shorter bucket established at the share on its
     /// own. [`DEFAULT_MARGIN_NS`] when nothing has been observed.
     pub fn margin(&self, b: usize, share_ppm: u64) -> u64 {

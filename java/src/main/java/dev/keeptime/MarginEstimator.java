@@ -31,9 +31,10 @@ import java.util.Arrays;
  *       {@link #established(int, long) established} at a share
  *       ({@code (n + 1) · share < 1}, pooled or not: fewer than 99 samples at
  *       1 %, 999 at 0.1 %) its margin is at least every live longer bucket's
- *       at that share, as the maximum of a few samples says little about a
- *       rare tail (once it holds half the samples the share needs, every
- *       live longer bucket's that is established at that share); a longer
+ *       at that share up to the nearest one established at it, as the
+ *       maximum of a few samples says little about a rare tail (once it
+ *       holds half the samples the share needs, that nearest established
+ *       one's); a longer
  *       bucket itself too young for the share answers with its samples
  *       pooled with those of the nearest shorter bucket, at most two
  *       shorter, that places it;</li>
@@ -486,9 +487,9 @@ public final class MarginEstimator {
      * {@link #established(int, long) established}, {@code k = 0}) answer
      * their largest plus half of it ({@link #YOUNG_HEADROOM_DIV}), and at
      * least the same quantile of every live bucket
-     * longer than {@code b} (once they are half what the share needs,
-     * {@code places(n, 2 · share)}, of every live longer bucket established
-     * at the share on its own; a longer bucket too young for the share
+     * longer than {@code b} up to the nearest one established at the share
+     * on its own (once they are half what the share needs,
+     * {@code places(n, 2 · share)}, of that one only; a longer bucket too young for the share
      * counts with its samples pooled with the nearest shorter one, at most
      * two shorter, that places it): a young bucket is never trusted to wake
      * earlier than any longer wait; nor than the nearest live shorter
