@@ -69,7 +69,7 @@ import itertools
 import time
 import types
 import weakref
-from typing import Dict, Generator, List, Optional, Tuple, TypeVar, overload
+from typing import Awaitable, Dict, Generator, List, Optional, Tuple, TypeVar, overload
 
 from keeptime import _keeptime
 from keeptime._keeptime import Tick, Ticker
@@ -132,6 +132,17 @@ class _LoopTimers:
             if fut is not None and not fut.done():
                 fut.set_result(None)
 
+    def coarse_wait(self, loop: asyncio.AbstractEventLoop, deadline_ns: int) -> Awaitable[None]:
+        """What a coarse sleep until ``deadline_ns`` awaits: a future the
+        shared loop timer resolves, or on a loop whose timer fires early a
+        loop timer of its own (``_coarse``). A cancelled wait is to be told
+        (``coarse_cancelled``)."""
+        if self.early:
+            return _coarse(loop, deadline_ns)
+        fut: asyncio.Future[None] = loop.create_future()
+        self.add_coarse(loop, deadline_ns, fut)
+        return fut
+
     def add_coarse(self, loop: asyncio.AbstractEventLoop, deadline_ns: int, fut: "asyncio.Future[None]") -> None:
         """Resolves ``fut`` once the loop's timer reaches ``deadline_ns``."""
         heapq.heappush(self.coarse, (deadline_ns, next(_SEQ), fut))
@@ -143,6 +154,9 @@ class _LoopTimers:
     def coarse_cancelled(self) -> None:
         """A coarse sleep was cancelled: its entry stays in the heap until it
         reaches the top, or until the cancelled ones are many."""
+        if not self.coarse:
+            # Not in the heap (a timer of its own): nothing to drop.
+            return
         self.cancelled += 1
         if self.cancelled > _CANCELLED_REBUILD and 2 * self.cancelled > len(self.coarse):
             self.coarse = [e for e in self.coarse if not e[2].done()]
@@ -214,7 +228,7 @@ async def _coarse(loop: asyncio.AbstractEventLoop, deadline_ns: int) -> None:
     as ``asyncio.sleep`` waits (its steps written out: one coroutine less
     per sleep). It may return before the deadline: the caller hands the
     rest to the waiter. On other loops a coarse sleep shares the loop's
-    one coarse timer (``_LoopTimers.add_coarse``)."""
+    one coarse timer (``_LoopTimers.coarse_wait``)."""
     fut: asyncio.Future[None] = loop.create_future()
     handle = loop.call_later(max(deadline_ns - _mono(), 0) / 1e9, _set_result, fut)
     try:
@@ -262,16 +276,11 @@ async def sleep_until_ns(deadline_ns: int) -> int:
     step = wait.step()
     while step:
         if step == _COARSE:
-            if timers.early:
-                await _coarse(loop, deadline_ns)
-            else:
-                fut = loop.create_future()
-                timers.add_coarse(loop, deadline_ns, fut)
-                try:
-                    await fut
-                except BaseException:
-                    timers.coarse_cancelled()
-                    raise
+            try:
+                await timers.coarse_wait(loop, deadline_ns)
+            except BaseException:
+                timers.coarse_cancelled()
+                raise
             now = _mono()
             if now >= deadline_ns:
                 return now
@@ -307,16 +316,11 @@ async def sleep(delay: float, result: Optional[_T] = None) -> Optional[_T]:
     step = wait.step()
     while step:
         if step == _COARSE:
-            if timers.early:
-                await _coarse(loop, deadline)
-            else:
-                fut = loop.create_future()
-                timers.add_coarse(loop, deadline, fut)
-                try:
-                    await fut
-                except BaseException:
-                    timers.coarse_cancelled()
-                    raise
+            try:
+                await timers.coarse_wait(loop, deadline)
+            except BaseException:
+                timers.coarse_cancelled()
+                raise
             if _mono() >= deadline:
                 return result
             wait.waiter_coarse()
